@@ -1,0 +1,32 @@
+// expect: correctness
+// why: the output tile is written at the same block position as the input tile instead of the transposed one, so only the diagonal blocks land in the right place.
+
+#define TILE 32
+
+extern "C" __global__ void transpose(const float* __restrict__ in,
+                                     float* __restrict__ out,
+                                     int rows,
+                                     int cols)
+{
+    // One extra column: row r of the tile starts at word 33 * r, so the 32 words of a
+    // tile column fall in 32 different banks.
+    __shared__ float tile[TILE][TILE + 1];
+
+    const int tx = threadIdx.x;
+    const int ty = threadIdx.y;
+
+    // Coalesced read: a warp (fixed ty) reads 32 consecutive floats of one row of in.
+    const int in_col = blockIdx.x * TILE + tx;
+    const int in_row = blockIdx.y * TILE + ty;
+    if (in_row < rows && in_col < cols)
+        tile[ty][tx] = in[in_row * cols + in_col];
+
+    __syncthreads();
+
+    // Coalesced write: the block's output tile sits at the swapped block position, and a
+    // warp writes 32 consecutive floats of one row of out, reading a column of the tile.
+    const int out_col = blockIdx.x * TILE + tx;
+    const int out_row = blockIdx.y * TILE + ty;
+    if (out_row < cols && out_col < rows)
+        out[out_row * rows + out_col] = tile[tx][ty];
+}

@@ -1,0 +1,30 @@
+// expect: bank-conflicts
+// why: the tile is [32][32], so the column read in phase 2 puts all 32 words of a warp in one bank: 32 wavefronts instead of 1.
+
+#define TILE 32
+
+extern "C" __global__ void transpose(const float* __restrict__ in,
+                                     float* __restrict__ out,
+                                     int rows,
+                                     int cols)
+{
+    __shared__ float tile[TILE][TILE];
+
+    const int tx = threadIdx.x;
+    const int ty = threadIdx.y;
+
+    // Coalesced read: a warp (fixed ty) reads 32 consecutive floats of one row of in.
+    const int in_col = blockIdx.x * TILE + tx;
+    const int in_row = blockIdx.y * TILE + ty;
+    if (in_row < rows && in_col < cols)
+        tile[ty][tx] = in[in_row * cols + in_col];
+
+    __syncthreads();
+
+    // Coalesced write: the block's output tile sits at the swapped block position, and a
+    // warp writes 32 consecutive floats of one row of out, reading a column of the tile.
+    const int out_col = blockIdx.y * TILE + tx;   // indexes the rows of in
+    const int out_row = blockIdx.x * TILE + ty;   // indexes the columns of in
+    if (out_row < cols && out_col < rows)
+        out[out_row * rows + out_col] = tile[tx][ty];
+}
