@@ -1,0 +1,210 @@
+"""grade(): the one orchestrator. Exercise -> policy -> compile -> planned launches -> checks -> Report.
+
+Defaults live here, once; the CLI reads them from this signature.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from . import exercise as exercise_module
+from . import submission as submission_module
+from .checks import NAMES, REGISTRY, Context
+from .compile import entry_names, kernel_param_types
+from .device_probe import GpuInfo, probe
+from .errors import UsageError
+from .exercise import Exercise
+from .results import NotRun, Report, TestResult
+from .sandbox import python_argv, run_child
+from .spec import CATEGORIES, Spec
+from .stages import Runner
+from .tasks import Task
+from .tools import Tools, find_tools
+
+BACKENDS = ("auto", "gpu", "emu")
+_PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"}}
+
+
+def resolve_backend(requested: str) -> tuple[str, GpuInfo | None, str]:
+    """("gpu" | "emu", GPU info, note). --backend gpu without a GPU is a usage error with a one-line reason."""
+    if requested not in BACKENDS:
+        raise UsageError(f"unknown backend {requested!r}; choose one of {', '.join(BACKENDS)}")
+    if requested == "emu":
+        return "emu", None, ""
+    info = probe()
+    if info.available:
+        return "gpu", info, ""
+    if requested == "gpu":
+        raise UsageError(f"--backend gpu: no usable GPU ({info.reason})")
+    return "emu", None, f"No GPU is visible ({info.reason}), so this was graded on the CPU emulator; performance needs a GPU."
+
+
+def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: int | None = None,
+          workdir: Path | None = None, keep_workdir: bool = False) -> Report:
+    """Grade one submission against one exercise and return the Report (never raises for student errors)."""
+    started = time.perf_counter()
+    exercise = exercise_module.load(Path(exercise_dir))
+    chosen, gpu, note = resolve_backend(backend)
+    seed = secrets.randbits(31) if seed is None else int(seed)
+    tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    try:
+        return _grade(exercise, Path(submission), chosen, gpu, seed, tmp, started, [note] if note else [])
+    finally:
+        if not keep_workdir and not workdir:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, seed: int, tmp: Path,
+           started: float, notes: list[str]) -> Report:
+    spec = exercise.spec
+    device = gpu.name if gpu else "CPU emulator"
+
+    def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), sha: str | None = None, output: str = "") -> Report:
+        return Report(exercise=spec.id, submission=submission_module.display_name(path), sha256=sha, backend=backend,
+                      device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
+                      seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(notes),
+                      student_output=output)
+
+    sub, verdict = submission_module.read(path)
+    if sub is not None and verdict.ok:
+        verdict = submission_module.check_policy(sub, spec.limits)
+    if not verdict.ok:
+        tests, skipped = _not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
+        return report(tests, skipped, sha=sub.sha256 if sub else None)
+
+    compiled = _compile(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+    mine = compiled.get("submission", {})
+    problem = _compile_problem(spec, sub.name, mine)
+    if problem:
+        tests, skipped = _not_compiled(spec, backend, problem)
+        return report(tests, skipped, sha=sub.sha256)
+    compile_test = _compile_test(spec, mine)
+    ref = compiled.get("reference", {})
+    has_reference = bool(ref.get("ok"))
+    if exercise.solution_path.exists() and not has_reference:
+        notes.append("The reference solution did not compile here; checks that compare with it were not run.")
+    modules = {
+        "gpu": {k: v["cubin"] for k, v in compiled.items() if v.get("ok")},
+        "emu": {k: v["ptx"] for k, v in compiled.items() if v.get("ok")},
+    }
+    runner = Runner(exercise_root=exercise.root, workdir=tmp, modules=modules, limits=spec.limits,
+                    env=_child_env(tmp))
+    ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=find_tools() if backend == "gpu" else Tools(),
+                  source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
+    tests: list[TestResult] = [compile_test] if compile_test else []
+    order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
+    for category in order:
+        for task in REGISTRY[category].plan(ctx, spec.checks[category]):
+            ctx.planned.setdefault(task.id, task)
+    output = _run_planned(ctx)
+    for category in order:
+        tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
+    return report(tests, ctx.not_run, sha=sub.sha256, output=output)
+
+
+def _run_planned(ctx: Context) -> str:
+    """Run every planned launch, one child batch per backend; return what the kernels printed."""
+    printed = []
+    for backend in ("gpu", "emu"):
+        tasks = [t for t in ctx.planned.values() if t.backend == backend]
+        if tasks:
+            stage = ctx.runner.run(tasks, backend=backend)
+            ctx.results.update(stage.results)
+            printed += [c.stdout for c in stage.children if c.stdout.strip()]
+    text = "\n".join(printed).strip()
+    return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
+
+
+def _compile(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:
+    """Compile the submission (and the reference solution) in a child with the spec's time limit."""
+    src = tmp / "submission.cu"
+    src.write_text(sub.source, encoding="utf-8")
+    sources = [{"label": "submission", "path": str(src), "name": sub.name, "out": str(tmp / "submission")}]
+    if exercise.solution_path.exists():
+        sources.append({"label": "reference", "path": str(exercise.solution_path), "name": "solution.cu", "out": str(tmp / "reference")})
+    job = tmp / "compile.json"
+    summary = tmp / "compile-summary.json"
+    job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary)}))
+    limit = exercise.spec.limits.compile_seconds
+    child = run_child(python_argv("grader.compile", str(job)), timeout=limit * len(sources), env=_child_env(tmp),
+                      output_cap=exercise.spec.limits.output_bytes)
+    done = json.loads(summary.read_text()) if summary.exists() else {}
+    if "submission" not in done:
+        why = f"the compiler stopped after the {limit:.0f} s limit" if child.timed_out else f"the compiler {child.describe()}"
+        done["submission"] = {"ok": False, "log": f"{why} (a compile-time bomb? deep template or macro recursion?)"}
+    return done
+
+
+def _compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
+    """Why the submission cannot be graded after compiling: an error, a missing or mistyped kernel."""
+    if not result.get("ok"):
+        text = f"{name} does not compile:\n{result.get('log', '').strip()}"
+        if result.get("hint"):
+            text += f"\nHint: {result['hint']}"
+        return text
+    ptx = Path(result["ptx"]).read_text()
+    kernel = spec.kernel
+    types = kernel_param_types(ptx, kernel.name)
+    if types is None:
+        found = entry_names(ptx)
+        mangled = [n for n in found if kernel.name in n]
+        if mangled:
+            return f"The kernel {kernel.name} is not declared extern \"C\" (it was compiled as {mangled[0]}). Expected:\n{kernel.signature}"
+        have = ", ".join(found) or "none"
+        return f"No kernel named {kernel.name} was found (kernels in your file: {have}). Expected:\n{kernel.signature}"
+    if len(types) != len(kernel.params):
+        return f"{kernel.name} takes {len(types)} parameter(s); the exercise expects {len(kernel.params)}:\n{kernel.signature}"
+    for p, t in zip(kernel.params, types):
+        allowed = {"u64", "b64", "s64"} if p.is_pointer else _PTX_TYPES[p.type]
+        if t not in allowed:
+            return f"Parameter {p.name} of {kernel.name} has the wrong type (compiled as .{t}). Expected:\n{kernel.signature}"
+    return None
+
+
+def _compile_test(spec: Spec, result: Mapping) -> TestResult | None:
+    conf = spec.checks.get("compile")
+    warnings = result.get("log", "").strip()
+    text = f"Compiled with NVRTC ({' '.join(result.get('options', []))}) in {result.get('seconds', 0):.2f} s; the kernel has the expected signature."
+    if warnings:
+        text += "\nCompiler warnings:\n" + warnings
+    points = conf.points if conf else 0.0
+    return TestResult("Compiles", "compile", points, points, True, text, visibility=conf.visibility if conf else "visible")
+
+
+def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResult], list[NotRun]]:
+    """Every test of the exercise, failed: the compile test with the reason, the rest as not graded."""
+    conf = spec.checks.get("compile")
+    tests = [TestResult("Compiles", "compile", 0.0, conf.points if conf else 0.0, False, message,
+                        visibility=conf.visibility if conf else "visible")]
+    skipped = []
+    for category, c in spec.checks.items():
+        if category == "performance" and backend != "gpu":
+            skipped.append(NotRun(NAMES[category], category, "timing needs a GPU"))
+        elif category != "compile":
+            tests.append(TestResult(NAMES[category], category, 0.0, c.points, False, "Not graded: the submission did not compile.",
+                                    visibility=c.visibility))
+    return tests, skipped
+
+
+def _child_env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)})
+    env.pop("PYTHONPATH", None)
+    src_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = src_root  # children import this same grader, whatever the cwd
+    return env
+
+
+def _emu_importable() -> bool:
+    try:
+        from .emu import Emulator  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -1,0 +1,130 @@
+"""What every check shares: the grading context, the Check interface, and message helpers.
+
+A check plans tasks (launches to run in the child), then judges their results into
+TestResults. The pipeline runs all planned tasks of a backend in one child batch, so a
+submission pays for process start-up once, not once per check.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Protocol, Sequence
+
+from ..exercise import Exercise
+from ..results import NotRun, TestResult
+from ..spec import CheckSpec, Spec
+from ..stages import Runner
+from ..tasks import Task, TaskResult
+from ..tools import Tools
+
+
+@dataclass
+class CorrectnessSummary:
+    """How the submission did on correctness: other checks are gated on it."""
+
+    passed_cases: int
+    total_cases: int
+
+    @property
+    def all_passed(self) -> bool:
+        return self.total_cases > 0 and self.passed_cases == self.total_cases
+
+    @property
+    def any_passed(self) -> bool:
+        return self.passed_cases > 0
+
+
+@dataclass
+class Context:
+    """Everything a check may read while grading one submission."""
+
+    exercise: Exercise
+    backend: str
+    runner: Runner
+    seed: int
+    tools: Tools
+    source_name: str
+    source: str
+    has_reference: bool
+    emu_available: bool
+    planned: dict[str, Task] = field(default_factory=dict)
+    results: dict[str, TaskResult] = field(default_factory=dict)
+    correctness: CorrectnessSummary | None = None
+    not_run: list[NotRun] = field(default_factory=list)
+
+    @property
+    def spec(self) -> Spec:
+        return self.exercise.spec
+
+    def seed_for(self, label: str) -> int:
+        """A seed derived from the run's base seed and a label: fresh per launch, reproducible with --seed."""
+        return int.from_bytes(hashlib.sha256(f"{self.seed}:{label}".encode()).digest()[:4], "little")
+
+    def quote(self, line: int | None) -> str:
+        """`file:line` plus the source text of that line, for messages that point at student code."""
+        if not line:
+            return self.source_name
+        lines = self.source.splitlines()
+        text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        return f"{self.source_name}:{line}" + (f" `{text[:100]}`" if text else "")
+
+
+class Check(Protocol):
+    """One graded category. plan() names the launches it needs; judge() turns results into verdicts."""
+
+    category: str
+
+    def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]: ...
+
+    def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]: ...
+
+
+def sizes_text(sizes: Mapping[str, int]) -> str:
+    """N = 33, or rows = 70, cols = 45."""
+    return ", ".join(f"{k} = {v}" for k, v in sizes.items())
+
+
+def verdict(name: str, conf: CheckSpec, passed: bool, output: str, *, score: float | None = None,
+            extra: Mapping[str, Any] | None = None) -> TestResult:
+    """A TestResult with the check's points: full when passed unless a partial score is given."""
+    if score is None:
+        score = conf.points if passed else 0.0
+    return TestResult(name=name, category=conf.category, score=max(0.0, min(score, conf.points)), max_score=conf.points,
+                      passed=passed, output=output, visibility=conf.visibility, extra=dict(extra or {}))
+
+
+def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestResult | None:
+    """A failed TestResult when correctness does not allow this check to be graded, else None.
+
+    A kernel that never produces a right answer would otherwise collect race and memory-safety
+    points for doing nothing; speed and traffic only mean something for a correct kernel.
+    """
+    summary = ctx.correctness
+    if summary is None:
+        return None
+    if need_all and not summary.all_passed:
+        return verdict(name, conf, False, f"Not graded: the kernel must pass every correctness size first "
+                                          f"({summary.passed_cases} of {summary.total_cases} passed).")
+    if not need_all and not summary.any_passed:
+        return verdict(name, conf, False, "Not graded: the kernel did not produce a correct result at any size yet.")
+    return None
+
+
+def emu_launches(ctx: Context, ids: Iterable[str]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(task sizes, launch record) for every emulated launch among the given task ids."""
+    found = []
+    for task_id in ids:
+        result, task = ctx.results.get(task_id), ctx.planned.get(task_id)
+        if result is None or task is None:
+            continue
+        found.extend((task.sizes, launch) for launch in result.launches if "emu" in launch)
+    return found
+
+
+def failed_task_text(result: TaskResult | None, sizes: Mapping[str, int]) -> str | None:
+    """A message when a task did not produce launches at all (timeout, crash, skip)."""
+    if result is None:
+        return f"{sizes_text(sizes)}: no result (the grader lost this task)"
+    if result.status in ("timeout", "crashed", "skipped"):
+        return f"{sizes_text(sizes)}: {result.message}"
+    return None

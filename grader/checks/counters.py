@@ -1,0 +1,130 @@
+"""Traffic and bank conflicts: the submission's memory counters against the reference solution's,
+measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from ..results import NotRun, TestResult
+from ..spec import CheckSpec
+from ..tasks import Task
+from ..tools import ncu_wrapper, parse_ncu_csv
+from .base import Context, gate, sizes_text, verdict
+
+LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+LD_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+ST_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+SH_LD_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+SH_ST_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+SH_LD_INST = "smsp__sass_inst_executed_op_shared_ld.sum"
+SH_ST_INST = "smsp__sass_inst_executed_op_shared_st.sum"
+
+
+@dataclass(frozen=True)
+class Measure:
+    """What a counters check compares: the summed metrics, the helpers reported beside them, the words."""
+
+    name: str
+    compared: tuple[str, ...]
+    reported: tuple[str, ...]
+    unit: str
+    advice: str
+
+
+TRAFFIC = Measure(
+    "Global memory traffic", (LD_SECTORS, ST_SECTORS), (LD_REQUESTS, ST_REQUESTS), "global 32-byte sectors",
+    "Coalesce: consecutive threads (threadIdx.x) should touch consecutive addresses, and data reused by a "
+    "block should be loaded once into shared memory.")
+BANKS = Measure(
+    "Shared-memory bank conflicts", (SH_LD_WAVES, SH_ST_WAVES), (SH_LD_INST, SH_ST_INST), "shared-memory wavefronts",
+    "Threads of a warp should hit 32 different banks: pad a [32][32] tile to [32][33] so a column walk does not "
+    "land in one bank.")
+
+
+class CountersCheck:
+    """Shared by traffic and bank-conflicts; `measure` says which counters are compared."""
+
+    def __init__(self, category: str, measure: Measure):
+        self.category = category
+        self.measure = measure
+
+    def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
+        if ctx.backend != "emu" or not ctx.has_reference:
+            return []
+        sizes = conf.emu_size or conf.size
+        return [Task(id=f"profile:{m}", kind="profile", backend="emu", module=m, sizes=sizes,
+                     seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
+
+    def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
+        name = self.measure.name
+        gated = gate(ctx, name, conf, need_all=True)
+        if gated:
+            return [gated]
+        if not ctx.has_reference:
+            ctx.not_run.append(NotRun(name, self.category, "no reference solution is available to compare with"))
+            return []
+        if ctx.backend == "emu":
+            sizes = conf.emu_size or conf.size
+            counts, problem = _emu_counts(ctx)
+        else:
+            sizes = conf.size
+            if not ctx.tools.ncu:
+                ctx.not_run.append(NotRun(name, self.category, "Nsight Compute (ncu) was not found on this machine"))
+                return []
+            counts, problem = _ncu_counts(ctx, sizes, self.measure)
+        if problem:
+            return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
+        return [self._score(conf, counts, sizes, ctx.backend)]
+
+    def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str) -> TestResult:
+        m = self.measure
+        sub = sum(counts["submission"].get(k, 0) for k in m.compared)
+        ref = sum(counts["reference"].get(k, 0) for k in m.compared)
+        ratio = sub / ref if ref else (1.0 if sub == 0 else float("inf"))
+        passed = ratio <= conf.max_ratio
+        # Partial credit falls linearly from the budget to zero at twice the budget.
+        score = conf.points if passed else conf.points * max(0.0, min(1.0, (2 * conf.max_ratio - ratio) / conf.max_ratio))
+        source = "Nsight Compute" if backend == "gpu" else "the emulator (exact, PTX level)"
+        text = (f"{sub:,.0f} {m.unit} against {ref:,.0f} for the reference solution at {sizes_text(sizes)} "
+                f"(ratio {ratio:.2f}, budget {conf.max_ratio:.2f}; measured by {source}).")
+        if not passed:
+            text += " " + m.advice
+        extra = {"ratio": round(ratio, 4) if ratio != float("inf") else "inf", "sizes": dict(sizes),
+                 "submission": dict(counts["submission"]), "reference": dict(counts["reference"])}
+        return verdict(m.name, conf, passed, text, score=score, extra=extra)
+
+
+def _emu_counts(ctx: Context):
+    counts = {}
+    for module in ("submission", "reference"):
+        result = ctx.results.get(f"profile:{module}")
+        if result is None or not result.launches:
+            return None, f"the {module} launch did not run ({result.message if result else 'no result'})"
+        launch = result.launches[0]
+        if launch.get("error"):
+            return None, f"the {module} launch failed: {launch['error']}"
+        counts[module] = launch["emu"]["counters"]
+    return counts, None
+
+
+def _ncu_counts(ctx: Context, sizes, measure: Measure):
+    metrics = list(measure.compared + measure.reported)
+    tasks = [Task(id=f"ncu:{m}", kind="profile", backend="gpu", module=m, sizes=sizes,
+                  seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
+    for t in tasks:
+        ctx.planned[t.id] = t
+    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+                           log_name="ncu")
+    text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
+    text += "\n" + "\n".join(c.stdout for c in stage.children)
+    parsed = parse_ncu_csv(text, metrics)
+    if parsed.missing:
+        return None, f"ncu did not report {', '.join(parsed.missing)} (unknown metric name on this GPU?)"
+    for t in tasks:
+        r = stage.results.get(t.id)
+        if r is None or r.status != "ok":
+            return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
+    if len(parsed.rows) < 2:
+        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected 2"
+    return {"submission": parsed.rows[0], "reference": parsed.rows[1]}, None

@@ -1,0 +1,117 @@
+"""Turning the emulator's exact findings and the sanitizers' reports into messages a student can act on."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..tasks import Task
+from ..tools import parse_sanitizer, sanitizer_wrapper
+from .base import Context, emu_launches, sizes_text
+
+MAX_MESSAGES = 6
+
+
+def emu_findings_task(ctx: Context, sizes: Mapping[str, int]) -> Task:
+    """The shared emulator launch that race and memory-safety both read (deduplicated by id)."""
+    label = "emu:" + sizes_text(sizes)
+    return Task(id=label, kind="run", backend="emu", sizes=sizes, seeds=(ctx.seed_for(label),))
+
+
+def emu_task_ids(ctx: Context) -> list[str]:
+    """Ids of every planned task that ran on the emulator (correctness sizes included on the emu backend)."""
+    return [tid for tid, t in ctx.planned.items() if t.backend == "emu" and t.kind == "run"]
+
+
+def race_messages(ctx: Context) -> list[str]:
+    """Hazards between warps and barrier errors from every emulated launch, worst first, deduplicated."""
+    seen, out = set(), []
+    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
+        emu = launch["emu"]
+        for b in emu.get("barrier_errors", []):
+            key = ("barrier", b["kind"], b.get("line"))
+            if key not in seen:
+                seen.add(key)
+                out.append(_barrier_text(ctx, b, sizes))
+        for h in emu.get("hazards", []):
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"])
+            if key not in seen:
+                seen.add(key)
+                out.append(_hazard_text(ctx, h, sizes))
+    return out
+
+
+def memory_messages(ctx: Context) -> list[str]:
+    """Out-of-bounds and misaligned accesses and uninitialised shared reads from every emulated launch."""
+    seen, out = set(), []
+    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
+        emu = launch["emu"]
+        for m in emu.get("memory_errors", []):
+            key = ("mem", m["kind"], m["space"], m.get("line"))
+            if key not in seen:
+                seen.add(key)
+                out.append(f"{m['kind'].replace('-', ' ')} of {m['space']} memory at {ctx.quote(m.get('line'))} "
+                           f"({sizes_text(sizes)}, block {tuple(m['block'])}, thread {tuple(m['thread'])}): {m.get('detail', '')}".rstrip(": "))
+        for u in emu.get("uninit_reads", []):
+            key = ("uninit", u.get("line"))
+            if key not in seen:
+                seen.add(key)
+                out.append(f"{ctx.quote(u.get('line'))} reads shared memory that no thread of the block wrote "
+                           f"({u['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(u['block'])}, offset {u['offset']}): "
+                           "write every element of the tile (zero past the edge) before the barrier.")
+    return out
+
+
+def emu_problems(ctx: Context) -> list[str]:
+    """Emulated launches that did not complete for reasons other than the student's bug (unsupported code)."""
+    out = []
+    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
+        if launch["emu"].get("status") == "unsupported":
+            out.append(f"the emulator could not run the kernel at {sizes_text(sizes)}: {launch['emu'].get('message')}")
+    return sorted(set(out))
+
+
+def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | None:
+    """Run one compute-sanitizer tool over a launch at `sizes`; a message if it reported errors, else None."""
+    task = Task(id=f"sanitizer-{tool}", kind="run", backend="gpu", sizes=sizes, seeds=(ctx.seed_for(tool),), compare=False)
+    ctx.planned[task.id] = task
+    stage = ctx.runner.run([task], backend="gpu", wrapper=sanitizer_wrapper(ctx.tools.sanitizer, tool),
+                           pool=False, log_name=tool)
+    log = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
+    report = parse_sanitizer(log)
+    child = stage.children[-1] if stage.children else None
+    result = stage.results.get(task.id)
+    if report.errors or (child and child.returncode == 86):
+        details = "; ".join(report.lines[:4])
+        return f"compute-sanitizer {tool} at {sizes_text(sizes)}: {report.errors or 'some'} error(s). {details}".strip()
+    if result is not None and result.status in ("timeout", "crashed"):
+        return f"compute-sanitizer {tool} at {sizes_text(sizes)}: {result.message}"
+    return None
+
+
+def bullet(messages: Sequence[str]) -> str:
+    shown = list(messages[:MAX_MESSAGES])
+    text = "\n".join(f"- {m}" for m in shown)
+    if len(messages) > MAX_MESSAGES:
+        text += f"\n- ... and {len(messages) - MAX_MESSAGES} more"
+    return text
+
+
+def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -> str:
+    first, second = ctx.quote(h["first_line"]), ctx.quote(h["second_line"])
+    where = f"({h['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(h['block'])}: {h.get('example', '')})"
+    if h["kind"] == "RAW":
+        return (f"read-after-write race: {second} reads shared memory that another warp writes at {first} "
+                f"with no __syncthreads() between them {where}. Add a barrier after the writes, before the reads.")
+    if h["kind"] == "WAR":
+        return (f"write-after-read race: {second} overwrites shared memory that another warp may still be reading at "
+                f"{first} {where}. Add a barrier after the last read, before the next write (e.g. at the end of the loop body).")
+    return f"write-after-write race: two warps write the same shared memory at {first} and {second} with no barrier between {where}."
+
+
+def _barrier_text(ctx: Context, b: Mapping[str, Any], sizes: Mapping[str, int]) -> str:
+    where = f"{ctx.quote(b.get('line'))} ({sizes_text(sizes)}, block {tuple(b['block'])})"
+    if b["kind"] == "divergent-block" or b["kind"] == "divergent-warp":
+        return (f"__syncthreads() at {where} is not reached by every thread of the block: a barrier inside a branch "
+                f"that differs between threads is undefined. Keep barriers outside conditions ({b.get('detail', '')}).")
+    return f"barrier deadlock at {where}: {b.get('detail', '')}"
+
+

@@ -1,0 +1,76 @@
+"""Memory safety: canaries around every buffer and untouched inputs (GPU), exact out-of-bounds and
+uninitialised-shared-memory findings (emulator), compute-sanitizer memcheck where present."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..results import NotRun, TestResult
+from ..spec import CheckSpec
+from ..tasks import Task
+from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .findings import bullet, emu_findings_task, memory_messages, run_sanitizer
+
+NAME = "Memory safety"
+
+
+class MemorySafetyCheck:
+    category = "memory-safety"
+
+    def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
+        tasks = []
+        if ctx.backend == "gpu":
+            tasks.append(Task(id="memory:canary", kind="run", backend="gpu", sizes=conf.size,
+                              seeds=(ctx.seed_for("memory:canary"),), compare=False))
+        if ctx.emu_available:
+            tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
+        return tasks
+
+    def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
+        gated = gate(ctx, NAME, conf, need_all=False)
+        if gated:
+            return [gated]
+        problems: list[str] = []
+        problems += _launch_problems(ctx, conf)
+        if ctx.emu_available:
+            problems += memory_messages(ctx)
+        if ctx.backend == "gpu":
+            if ctx.tools.sanitizer:
+                found = run_sanitizer(ctx, "memcheck", conf.emu_size or conf.size)
+                if found:
+                    problems.append(found)
+            else:
+                ctx.not_run.append(NotRun("compute-sanitizer memcheck", "memory-safety", "compute-sanitizer was not found on this machine"))
+        if problems:
+            return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems))]
+        return [verdict(NAME, conf, True, "No out-of-bounds access, no write outside the outputs, no read of unwritten shared memory.")]
+
+
+def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
+    """Canary damage, modified inputs and faulting launches from every launch of this grading."""
+    out, seen = [], set()
+    for task_id, task in ctx.planned.items():
+        result = ctx.results.get(task_id)
+        if task.kind != "run" or result is None:
+            continue
+        if task_id == "memory:canary":
+            lost = failed_task_text(result, task.sizes)
+            if lost:
+                out.append(lost)
+        for launch in result.launches:
+            for name, sides in launch.get("canary", {}).items():
+                for side, count in sides.items():
+                    key = ("canary", name, side)
+                    if key not in seen:
+                        seen.add(key)
+                        out.append(f"{sizes_text(task.sizes)}: the kernel wrote {count} element(s) {side} the buffer {name} "
+                                   "(outside the array): check the guard on every store.")
+            for name in launch.get("inputs_modified", []):
+                if ("input", name) not in seen:
+                    seen.add(("input", name))
+                    out.append(f"{sizes_text(task.sizes)}: the kernel wrote into the input {name}, which must stay unchanged.")
+            error = launch.get("error", "")
+            if "illegal address" in error or "misaligned" in error:
+                if ("fault", error) not in seen:
+                    seen.add(("fault", error))
+                    out.append(f"{sizes_text(task.sizes)}: {error}")
+    return out

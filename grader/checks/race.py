@@ -1,0 +1,77 @@
+"""Races: repeated launches compared bitwise (GPU), exact shared-memory hazards and divergent
+barriers (emulator), and compute-sanitizer racecheck and synccheck where present."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..results import NotRun, TestResult
+from ..spec import CheckSpec
+from ..tasks import Task
+from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .findings import bullet, emu_findings_task, emu_problems, race_messages, run_sanitizer
+
+NAME = "Races and barriers"
+
+
+class RaceCheck:
+    category = "race"
+
+    def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
+        tasks = []
+        if ctx.backend == "gpu":
+            label = "race:repeat"
+            seed = ctx.seed_for(label)
+            tasks.append(Task(id=label, kind="run", backend="gpu", sizes=conf.size, seeds=(seed,) * conf.launches))
+        if ctx.emu_available:
+            tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
+        return tasks
+
+    def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
+        gated = gate(ctx, NAME, conf, need_all=False)
+        if gated:
+            return [gated]
+        problems: list[str] = []
+        extra: dict = {}
+        if ctx.backend == "gpu":
+            problems += _repeat_problems(ctx, conf, extra)
+        if ctx.emu_available:
+            problems += race_messages(ctx)
+            extra["emulator"] = emu_problems(ctx) or "ran"
+        small = conf.emu_size or conf.size
+        if ctx.backend == "gpu":
+            if ctx.tools.sanitizer:
+                for tool in ("racecheck", "synccheck"):
+                    found = run_sanitizer(ctx, tool, small)
+                    if found:
+                        problems.append(found)
+            else:
+                ctx.not_run.append(NotRun("compute-sanitizer racecheck/synccheck", "race", "compute-sanitizer was not found on this machine"))
+        if problems:
+            return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems), extra=extra)]
+        how = []
+        if ctx.backend == "gpu":
+            how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
+        if ctx.emu_available:
+            how.append(f"the emulator found no shared-memory hazard and no divergent barrier at {sizes_text(small)}")
+        return [verdict(NAME, conf, True, "No race found: " + "; ".join(how) + ".", extra=extra)]
+
+
+def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
+    result = ctx.results.get("race:repeat")
+    lost = failed_task_text(result, conf.size)
+    if lost:
+        return [lost]
+    digests = [l.get("digest") for l in result.launches if not l.get("error")]
+    errors = [l["error"] for l in result.launches if l.get("error")]
+    distinct = len(set(digests))
+    extra["distinct_results"] = distinct
+    out = []
+    if errors:
+        out.append(f"{sizes_text(conf.size)}: a launch failed: {errors[0]}")
+    if distinct > 1:
+        out.append(f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results: "
+                   "threads race (a missing __syncthreads()?).")
+    wrong = [l for l in result.launches if l.get("compare") and not l["compare"]["ok"]]
+    if wrong and distinct > 1:
+        out.append(f"{len(wrong)} of {len(result.launches)} of those launches were wrong.")
+    return out

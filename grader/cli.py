@@ -1,0 +1,112 @@
+"""The `grade` command: a thin click layer over grader.api.
+
+`grade EXERCISE SUBMISSION` grades one file; subcommands (`grade list`, `grade validate`, ...)
+sit beside it. Parsing and rendering live here; every decision lives in the API.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__, api
+from . import exercise as exercise_module
+from .errors import ExitCode, GraderError
+from .results import summary_lines, to_json, write_atomic
+
+_DEFAULTS = inspect.signature(api.grade).parameters
+
+
+class _GradeGroup(click.Group):
+    """A group whose first positional argument may be an exercise folder instead of a subcommand."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage("grade", "EXERCISE_DIR SUBMISSION [OPTIONS]\n       grade COMMAND [ARGS]...")
+
+
+@click.group(cls=_GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kernel-grader")
+def main() -> None:
+    """Grade CUDA kernel homework.
+
+    \b
+    Grade one submission (the usual case):
+      grade exercises/level2 submission.cu
+      grade exercises/level2 submission.cu --backend emu --json results.json
+
+    Every check prints a verdict and, when it fails, what to fix. With a GPU the kernel runs on it
+    (CuPy, CUDA events, Nsight Compute, compute-sanitizer); without one, on the built-in PTX emulator,
+    which reports exact memory traffic, bank conflicts, races and out-of-bounds accesses per source line.
+    Exit status: 0 graded (whatever the score), 1 the grader failed, 2 usage or exercise-spec error.
+    """
+
+
+def _backend_option(f):
+    return click.option("--backend", type=click.Choice(api.BACKENDS), default=_DEFAULTS["backend"].default, show_default=True,
+                        help="gpu: run on the GPU; emu: the CPU emulator; auto: the GPU if CuPy sees one, else the emulator.")(f)
+
+
+@main.command("run")
+@click.argument("exercise_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("submission", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_backend_option
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON (Gradescope format) here.")
+@click.option("--seed", type=int, help="Base seed for the random inputs (default: fresh each run; the one used is in the JSON).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
+def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, seed: int | None, quiet: bool) -> None:
+    """Grade SUBMISSION (a .cu file) against the exercise in EXERCISE_DIR.
+
+    This is what `grade EXERCISE_DIR SUBMISSION` runs.
+    """
+    def work() -> None:
+        report = api.grade(exercise_dir, submission, backend=backend, seed=seed)
+        if json_path:
+            write_atomic(to_json(report), json_path)
+        lines = summary_lines(report, color=sys.stdout.isatty())
+        click.echo(lines[-1].strip() if quiet else "\n".join(lines))
+
+    _guard(work)
+
+
+@main.command("list")
+@click.argument("root", type=click.Path(file_okay=False, path_type=Path), default="exercises")
+def list_cmd(root: Path) -> None:
+    """List the exercises under ROOT (default: exercises/) with their kernels and graded checks."""
+    def work() -> None:
+        for ex in exercise_module.discover(root):
+            checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
+            click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
+
+    _guard(work)
+
+
+@main.command("schema")
+@click.argument("which", type=click.Choice(["results", "spec"]))
+def schema_cmd(which: str) -> None:
+    """Print the JSON Schema of the results document or of spec.toml."""
+    from . import results, spec
+
+    click.echo(json.dumps((results if which == "results" else spec).schema(), indent=2))
+
+
+def _guard(work) -> None:
+    """Run a command body; map the grader's own errors to exit codes with a one-line reason."""
+    try:
+        work()
+    except GraderError as exc:
+        click.echo(f"grade: error: {exc}", err=True)
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        click.echo("grade: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # a bug in the grader: say so plainly, never a silent wrong grade
+        click.echo(f"grade: internal error (please report it): {type(exc).__name__}: {exc}", err=True)
+        sys.exit(int(ExitCode.GRADER_FAILED))

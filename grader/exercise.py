@@ -1,0 +1,121 @@
+"""An exercise folder: its spec, its files, its harness, and its reference solution."""
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Mapping
+
+import numpy as np
+
+from . import spec as spec_module
+from .errors import SpecError
+from .spec import Spec
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A loaded exercise: validated spec plus the paths that belong to it."""
+
+    root: Path
+    spec: Spec
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def harness_path(self) -> Path:
+        return self.root / "harness.py"
+
+    @property
+    def skeleton_path(self) -> Path:
+        return self.root / "skeleton.cu"
+
+    @property
+    def reference_dir(self) -> Path:
+        """reference/<id>/ beside exercises/, where the solution and the wrong corpus live."""
+        return self.root.parent.parent / "reference" / self.id
+
+    @property
+    def solution_path(self) -> Path:
+        return self.reference_dir / "solution.cu"
+
+
+def load(root: Path) -> Exercise:
+    """Load and validate an exercise folder; SpecError names what is missing or wrong."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise SpecError(f"{root}: not an exercise folder (expected a folder holding spec.toml)")
+    spec = spec_module.load(root / "spec.toml")
+    if spec.id != root.name:
+        raise SpecError(f"{root / 'spec.toml'}: field id: {spec.id!r} must equal the folder name {root.name!r}")
+    if not (root / "harness.py").is_file():
+        raise SpecError(f"{root}: missing harness.py (it defines reference(inputs, sizes))")
+    return Exercise(root=root, spec=spec)
+
+
+def discover(root: Path) -> list[Exercise]:
+    """Every exercise under a folder (each sub-folder with a spec.toml), sorted by id."""
+    return sorted((load(p.parent) for p in Path(root).glob("*/spec.toml")), key=lambda e: e.id)
+
+
+class Harness:
+    """An exercise's harness.py: inputs, the float64 reference, error magnitudes, a GPU baseline."""
+
+    def __init__(self, exercise: Exercise):
+        self.exercise = exercise
+        self.module = _import_file(exercise.harness_path, f"kernel_grader_harness_{exercise.id}")
+        if not callable(getattr(self.module, "reference", None)):
+            raise SpecError(f"{exercise.harness_path}: must define reference(inputs, sizes)")
+
+    def make_inputs(self, sizes: Mapping[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+        """Inputs for every in/inout buffer, from the harness or uniform(-1, 1) by default."""
+        kernel = self.exercise.spec.kernel
+        custom = getattr(self.module, "make_inputs", None)
+        made = dict(custom(dict(sizes), rng)) if custom else {}
+        inputs = {}
+        for p in kernel.buffers:
+            if p.role not in ("in", "inout"):
+                continue
+            shape = p.shape_for(sizes)
+            if p.name in made:
+                arr = np.ascontiguousarray(made[p.name], dtype=p.dtype)
+                if arr.shape != shape:
+                    raise SpecError(f"{self.exercise.harness_path}: make_inputs gave {p.name} shape {arr.shape}, spec says {shape}")
+            elif p.dtype == "float32":
+                arr = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+            else:
+                arr = rng.integers(-100, 100, size=shape).astype(p.dtype)
+            inputs[p.name] = arr
+        return inputs
+
+    def reference(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+        """The float64 expected value of each output buffer."""
+        out = self.module.reference({k: v.copy() for k, v in inputs.items()}, dict(sizes))
+        return {p.name: np.asarray(out[p.name], dtype=np.float64).reshape(p.shape_for(sizes)) for p in self.exercise.spec.kernel.outputs}
+
+    def magnitude(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int], expected: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Scale of each output's rounding error; |expected| unless the harness knows better."""
+        custom = getattr(self.module, "magnitude", None)
+        if custom is None:
+            return {k: np.abs(v) for k, v in expected.items()}
+        got = custom({k: v.copy() for k, v in inputs.items()}, dict(sizes))
+        return {k: np.abs(np.asarray(got[k], dtype=np.float64)).reshape(expected[k].shape) for k in expected}
+
+    def baseline(self):
+        """The optional vendor-library baseline callable baseline(cp, inputs, sizes), or None."""
+        return getattr(self.module, "baseline", None)
+
+
+def _import_file(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"{path}: cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # a broken harness is the exercise author's error
+        raise SpecError(f"{path}: failed to import: {type(exc).__name__}: {exc}") from None
+    return module

@@ -1,0 +1,148 @@
+"""The child-process side: execute tasks on a backend and stream one JSON line per finished task.
+
+Run as `python -m grader.runner JOB.json`. The parent (grader.stages) starts it inside the
+sandbox, possibly wrapped by ncu or compute-sanitizer. Results go to the job's results file,
+never to stdout, which belongs to the student's printf.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import expressions
+from .backends import Device, LaunchOutcome, open_device
+from .exercise import Exercise, Harness
+from .exercise import load as load_exercise
+from .spec import Spec
+from .tasks import Task
+
+EXIT_FATAL = 3  # the device is unusable after a launch error: the parent restarts us for what is left
+MAX_FIRST_BAD = 1
+
+
+def main(argv: list[str]) -> int:
+    job = json.loads(Path(argv[0]).read_text())
+    exercise = load_exercise(Path(job["exercise"]))
+    harness = Harness(exercise)
+    device = open_device(job["backend"], pool=job.get("pool", True))
+    modules: Mapping[str, str] = job["modules"]
+    with open(job["results"], "a", encoding="utf-8") as out:
+        for raw in job["tasks"]:
+            task = Task.from_json(raw)
+            result, fatal = _execute(task, exercise, harness, device, modules, job)
+            out.write(json.dumps(result, allow_nan=False, default=_json_default) + "\n")
+            out.flush()
+            if fatal:
+                return EXIT_FATAL
+    return 0
+
+
+def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], job: Mapping[str, Any]):
+    spec = exercise.spec
+    if task.kind == "time":
+        from .timing import time_task
+
+        return time_task(task, exercise, harness, device, modules), False
+    kernel = device.load(modules[task.module], spec.kernel.name)
+    launches = []
+    for seed in task.seeds:
+        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, job)
+        launches.append(record)
+        if outcome.fatal:
+            return {"id": task.id, "status": "error", "message": outcome.error, "launches": launches}, True
+    status = "error" if any(r.get("error") for r in launches) else "ok"
+    return {"id": task.id, "status": status, "launches": launches}, False
+
+
+def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, job: Mapping[str, Any]):
+    sizes = dict(task.sizes)
+    rng = np.random.default_rng(seed)
+    inputs = harness.make_inputs(sizes, rng)
+    grid, block, shared = spec.kernel.launch_for(sizes)
+    buffers, args = {}, []
+    for p in spec.kernel.params:
+        if p.is_pointer:
+            count = int(np.prod(p.shape_for(sizes)))
+            buf = device.upload(p.name, inputs[p.name]) if p.role in ("in", "inout") else device.empty(p.name, np.dtype(p.dtype), count, fill_nan=True)
+            buffers[p.name] = buf
+            args.append(buf.arg)
+        else:
+            args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
+    start = time.perf_counter()
+    outcome: LaunchOutcome = device.launch(kernel, grid, block, shared, args, step_limit=int(job.get("step_limit", 200_000)))
+    record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": grid, "block": block}
+    if outcome.findings:
+        record["emu"] = outcome.findings
+    if outcome.error:
+        record["error"] = outcome.error
+        if outcome.fatal:
+            return record, outcome
+    outputs = {name: device.download(buf) for name, buf in buffers.items()}
+    damage = {name: d for name, buf in buffers.items() if (d := device.canary_damage(buf))}
+    if damage:
+        record["canary"] = damage
+    modified = [p.name for p in spec.kernel.buffers if p.role == "in" and not np.array_equal(outputs[p.name].view(np.uint8), np.ascontiguousarray(inputs[p.name]).ravel().view(np.uint8))]
+    if modified:
+        record["inputs_modified"] = modified
+    out_names = [p.name for p in spec.kernel.outputs]
+    record["digest"] = hashlib.sha256(b"".join(outputs[n].tobytes() for n in out_names)).hexdigest()
+    if task.compare and not outcome.error:
+        # The reference is computed only now, after the student's kernel has finished, and stays
+        # in host memory: no student code can ever read it.
+        expected = harness.reference(inputs, sizes)
+        magnitude = harness.magnitude(inputs, sizes, expected)
+        record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
+    device.free(list(buffers.values()))
+    return record, outcome
+
+
+def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+            magnitude: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Compare outputs with the float64 reference under the spec's tolerance; name the first bad element."""
+    tol = spec.tolerance
+    terms = float(expressions.evaluate(tol.terms, sizes))
+    total = bad = nan = 0
+    first = None
+    worst = 0.0
+    for name, want in expected.items():
+        have = got[name].astype(np.float64).reshape(want.shape)
+        allowed = tol.atol + tol.rtol * np.abs(want) + tol.ulps * 2.0**-24 * max(terms, 1.0) * magnitude[name]
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(have - want)
+            wrong = ~(err <= allowed)  # NaN and inf count as wrong
+        total += want.size
+        count = int(np.count_nonzero(wrong))
+        bad += count
+        nan += int(np.count_nonzero(np.isnan(have)))
+        finite = np.isfinite(err)
+        if finite.any():
+            worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+        if count and first is None:
+            idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+            first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
+    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "first": first, "worst_ratio": round(worst, 4)}
+
+
+def _num(x: Any) -> float | str:
+    x = float(x)
+    return x if np.isfinite(x) else str(x)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, (tuple, set)):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main(sys.argv[1:]))

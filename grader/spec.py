@@ -1,0 +1,285 @@
+"""An exercise's contract: spec.toml validated once into frozen dataclasses.
+
+Everything downstream (checks, backends, bundles) reads these objects, never raw TOML.
+A bad spec raises SpecError naming the file and the field, so course staff can fix it.
+"""
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+
+from . import expressions
+from .errors import SpecError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CATEGORIES = ("compile", "correctness", "memory-safety", "race", "traffic", "bank-conflicts", "performance")
+
+# How each C parameter type reaches the kernel: NumPy dtype of the pointee or value, and whether it
+# is a pointer. The PTX parameter width follows (pointers are .u64).
+PARAM_TYPES: Mapping[str, tuple[str, bool]] = {
+    "const float*": ("float32", True),
+    "float*": ("float32", True),
+    "const int*": ("int32", True),
+    "int*": ("int32", True),
+    "int": ("int32", False),
+    "unsigned int": ("uint32", False),
+    "float": ("float32", False),
+}
+
+Sizes = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One kernel parameter: a buffer (with role and shape) or a scalar (with a value expression)."""
+
+    name: str
+    type: str
+    role: str | None = None
+    shape: tuple[str, ...] = ()
+    value: str | None = None
+
+    @property
+    def dtype(self) -> str:
+        return PARAM_TYPES[self.type][0]
+
+    @property
+    def is_pointer(self) -> bool:
+        return PARAM_TYPES[self.type][1]
+
+    def shape_for(self, sizes: Sizes) -> tuple[int, ...]:
+        return tuple(expressions.evaluate_int(e, sizes) for e in self.shape)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """The kernel students write and how it is launched, as functions of the problem size."""
+
+    name: str
+    params: tuple[Param, ...]
+    block: tuple[str, ...]
+    grid: tuple[str, ...]
+    shared_bytes: str = "0"
+
+    @property
+    def signature(self) -> str:
+        """The exact C signature students must write."""
+        args = ", ".join(f"{p.type} {p.name}" for p in self.params)
+        return f'extern "C" __global__ void {self.name}({args})'
+
+    def launch_for(self, sizes: Sizes) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
+        """(grid, block, dynamic shared bytes) for a problem size."""
+        grid = tuple(expressions.evaluate_int(e, sizes) for e in self.grid) + (1, 1)
+        block = tuple(expressions.evaluate_int(e, sizes) for e in self.block) + (1, 1)
+        return grid[:3], block[:3], expressions.evaluate_int(self.shared_bytes, sizes)
+
+    @property
+    def buffers(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.is_pointer)
+
+    @property
+    def outputs(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.role in ("out", "inout"))
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """|out - ref| <= atol + rtol*|ref| + ulps * 2^-24 * terms * magnitude."""
+
+    ulps: float = 2.0
+    terms: str = "1"
+    atol: float = 1e-6
+    rtol: float = 0.0
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """Settings of one graded check (one category)."""
+
+    category: str
+    points: float
+    size: Mapping[str, int] | None = None
+    emu_size: Mapping[str, int] | None = None
+    launches: int = 10
+    max_ratio: float = 1.1
+    full_marks: float = 0.9
+    baseline: str = "none"
+    repeats: int = 20
+    visibility: str = "visible"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for the child processes that run student code."""
+
+    compile_seconds: float = 30.0
+    run_seconds: float = 120.0
+    output_bytes: int = 64 * 1024
+    max_source_bytes: int = 256 * 1024
+    memory_bytes: int = 16 * 1024**3
+    step_limit: int = 200_000
+    allowed_includes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A validated exercise spec."""
+
+    id: str
+    title: str
+    sizes: tuple[str, ...]
+    kernel: Kernel
+    tolerance: Tolerance
+    public_cases: tuple[Mapping[str, int], ...]
+    hidden_cases: tuple[Mapping[str, int], ...]
+    emu_cases: tuple[Mapping[str, int], ...]
+    checks: Mapping[str, CheckSpec]
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def max_score(self) -> float:
+        return float(sum(c.points for c in self.checks.values()))
+
+    def check(self, category: str) -> CheckSpec | None:
+        return self.checks.get(category)
+
+    def cases_for(self, backend: str) -> tuple[Mapping[str, int], ...]:
+        """The correctness sizes a backend runs: the emulator its own small list, a GPU public + hidden."""
+        if backend == "emu" and self.emu_cases:
+            return self.emu_cases
+        seen: list[Mapping[str, int]] = []
+        for case in self.public_cases + self.hidden_cases:
+            if case not in seen:
+                seen.append(case)
+        return tuple(seen)
+
+
+def schema() -> dict[str, Any]:
+    """The JSON Schema every spec.toml is validated against."""
+    return json.loads(resources.files("grader").joinpath("schemas/spec.schema.json").read_text())
+
+
+def load(path: Path) -> Spec:
+    """Read, validate and freeze a spec.toml; raise SpecError naming the file and field on any problem."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file (every exercise folder needs a spec.toml)") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    return from_dict(raw, source=str(path))
+
+
+def from_dict(raw: Mapping[str, Any], source: str = "spec.toml") -> Spec:
+    """Validate a parsed spec mapping and build the frozen Spec."""
+    errors = sorted(jsonschema.Draft202012Validator(schema()).iter_errors(raw), key=lambda e: list(e.path))
+    if errors:
+        first = errors[0]
+        where = ".".join(str(p) for p in first.path) or "(top level)"
+        raise SpecError(f"{source}: field {where}: {first.message}")
+    try:
+        return _build(raw, source)
+    except expressions.ExpressionError as exc:
+        raise SpecError(f"{source}: {exc}") from None
+
+
+def _build(raw: Mapping[str, Any], source: str) -> Spec:
+    sizes = tuple(raw["sizes"])
+    names = frozenset(sizes)
+
+    def expr(text: Any, where: str) -> str:
+        try:
+            expressions.parse(str(text), names)
+        except expressions.ExpressionError as exc:
+            raise SpecError(f"{source}: field {where}: {exc}") from None
+        return str(text)
+
+    def case(values: Mapping[str, int], where: str) -> Mapping[str, int]:
+        if set(values) != set(sizes):
+            raise SpecError(f"{source}: field {where}: a size must give exactly {list(sizes)}, got {sorted(values)}")
+        return dict(values)
+
+    k = raw["kernel"]
+    params = []
+    for i, p in enumerate(k["params"]):
+        where = f"kernel.params.{i}"
+        is_pointer = PARAM_TYPES[p["type"]][1]
+        if is_pointer and ("role" not in p or "shape" not in p):
+            raise SpecError(f"{source}: field {where}: pointer parameter {p['name']!r} needs 'role' and 'shape'")
+        if not is_pointer and "value" not in p:
+            raise SpecError(f"{source}: field {where}: scalar parameter {p['name']!r} needs 'value'")
+        params.append(Param(
+            name=p["name"], type=p["type"], role=p.get("role"),
+            shape=tuple(expr(s, f"{where}.shape") for s in p.get("shape", ())),
+            value=expr(p["value"], f"{where}.value") if "value" in p else None,
+        ))
+    if len({p.name for p in params}) != len(params):
+        raise SpecError(f"{source}: field kernel.params: parameter names must be unique")
+    if not any(p.role in ("out", "inout") for p in params):
+        raise SpecError(f"{source}: field kernel.params: at least one parameter must have role 'out' or 'inout'")
+    kernel = Kernel(
+        name=k["name"], params=tuple(params),
+        block=tuple(expr(e, "kernel.block") for e in k["block"]),
+        grid=tuple(expr(e, "kernel.grid") for e in k["grid"]),
+        shared_bytes=expr(k.get("shared_bytes", "0"), "kernel.shared_bytes"),
+    )
+    tol_raw = raw.get("tolerance", {})
+    tolerance = Tolerance(
+        ulps=float(tol_raw.get("ulps", 2.0)), terms=expr(tol_raw.get("terms", "1"), "tolerance.terms"),
+        atol=float(tol_raw.get("atol", 1e-6)), rtol=float(tol_raw.get("rtol", 0.0)),
+    )
+    cases = raw["cases"]
+    public = tuple(case(c, f"cases.public.{i}") for i, c in enumerate(cases["public"]))
+    hidden = tuple(case(c, f"cases.hidden.{i}") for i, c in enumerate(cases.get("hidden", [])))
+    emu = tuple(case(c, f"cases.emu.{i}") for i, c in enumerate(cases.get("emu", [])))
+    checks: dict[str, CheckSpec] = {}
+    for category in CATEGORIES:  # fixed order: the pipeline runs checks in this order
+        if category not in raw["checks"]:
+            continue
+        c = dict(raw["checks"][category])
+        for key in ("size", "emu_size"):
+            if key in c:
+                c[key] = case(c[key], f"checks.{category}.{key}")
+        if category in ("race", "memory-safety", "traffic", "bank-conflicts", "performance") and "size" not in c:
+            raise SpecError(f"{source}: field checks.{category}: needs a 'size' to run at")
+        checks[category] = CheckSpec(category=category, **c)
+    limits_raw = dict(raw.get("limits", {}))
+    if "allowed_includes" in limits_raw:
+        limits_raw["allowed_includes"] = tuple(limits_raw["allowed_includes"])
+    spec = Spec(
+        id=raw["id"], title=raw["title"], sizes=sizes, kernel=kernel, tolerance=tolerance,
+        public_cases=public, hidden_cases=hidden, emu_cases=emu, checks=checks, limits=Limits(**limits_raw),
+    )
+    _check_expressions_evaluate(spec, source)
+    return spec
+
+
+def _check_expressions_evaluate(spec: Spec, source: str) -> None:
+    """Evaluate every expression at every listed size, so a bad grid fails at load time, not mid-grade."""
+    all_sizes = list(spec.public_cases + spec.hidden_cases + spec.emu_cases)
+    all_sizes += [s for c in spec.checks.values() for s in (c.size, c.emu_size) if s]
+    for sizes in all_sizes:
+        try:
+            grid, block, _ = spec.kernel.launch_for(sizes)
+            for p in spec.kernel.params:
+                if p.is_pointer:
+                    p.shape_for(sizes)
+                else:
+                    expressions.evaluate(p.value or "0", sizes)
+            expressions.evaluate(spec.tolerance.terms, sizes)
+        except expressions.ExpressionError as exc:
+            raise SpecError(f"{source}: at size {dict(sizes)}: {exc}") from None
+        threads = math.prod(block)
+        if threads < 1 or threads > 1024:
+            raise SpecError(f"{source}: field kernel.block: {block} has {threads} threads at size {dict(sizes)} (1..1024 allowed)")

@@ -1,0 +1,124 @@
+"""The parent side of running student code: tasks go to child runners, results come back as values.
+
+A child that hangs is killed at the deadline; one that crashes (or leaves the device unusable)
+is restarted for the tasks it did not reach, so one bad launch never hides the rest.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
+from .spec import Limits
+from .tasks import Task, TaskResult
+
+MAX_RESTARTS = 6
+STDERR_TAIL = 1500
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """Results of one batch of tasks, by task id, plus the child runs that produced them."""
+
+    results: Mapping[str, TaskResult]
+    children: tuple[ChildRun, ...] = ()
+    log_files: tuple[Path, ...] = ()
+
+
+@dataclass
+class Runner:
+    """Runs task batches for one grading: where the compiled modules are and what limits apply."""
+
+    exercise_root: Path
+    workdir: Path
+    modules: Mapping[str, Mapping[str, str]]  # backend -> module name -> artifact path
+    limits: Limits
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    _count: int = 0
+
+    def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
+            timeout: float | None = None, log_name: str | None = None) -> StageRun:
+        """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper)."""
+        budget = timeout or self.limits.run_seconds
+        deadline = time.monotonic() + budget
+        results: dict[str, TaskResult] = {}
+        children: list[ChildRun] = []
+        logs: list[Path] = []
+        remaining = list(tasks)
+        restarts = 0
+        while remaining:
+            self._count += 1
+            stem = self.workdir / f"job{self._count}"
+            results_path = stem.with_suffix(".jsonl")
+            job = {
+                "exercise": str(self.exercise_root), "backend": backend, "modules": dict(self.modules.get(backend, {})),
+                "results": str(results_path), "tasks": [t.to_json() for t in remaining], "pool": pool,
+                "step_limit": self.limits.step_limit,
+            }
+            stem.with_suffix(".json").write_text(json.dumps(job))
+            argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
+            if log_name:
+                logs.append(stem.with_suffix(".log"))
+            argv += python_argv("grader.runner", str(stem.with_suffix(".json")))
+            left = max(deadline - time.monotonic(), 5.0)
+            child = run_child(argv, timeout=left, limits=_limits_for(backend, self.limits, left), env=dict(self.env),
+                              output_cap=self.limits.output_bytes, cwd=str(self.workdir))
+            children.append(child)
+            done = _read_results(results_path)
+            results.update(done)
+            remaining = [t for t in remaining if t.id not in done]
+            if not remaining:
+                break
+            current, rest = remaining[0], remaining[1:]
+            if child.timed_out:
+                results[current.id] = TaskResult(current.id, "timeout", f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)")
+                for t in rest:
+                    results[t.id] = TaskResult(t.id, "skipped", f"not run: an earlier launch ({_sizes(current)}) hung")
+                break
+            if child.returncode == 0:  # the child thinks it finished but lost results: a grader bug
+                for t in remaining:
+                    results[t.id] = TaskResult(t.id, "crashed", "the runner finished without reporting this task")
+                break
+            if not done:
+                restarts += 1
+            results[current.id] = TaskResult(current.id, "crashed", f"the process running your kernel {child.describe()}: {_tail(child.stderr)}")
+            remaining = rest
+            if restarts >= MAX_RESTARTS:
+                for t in remaining:
+                    results[t.id] = TaskResult(t.id, "crashed", "not run: the runner kept crashing")
+                break
+        return StageRun(results, tuple(children), tuple(logs))
+
+
+def _limits_for(backend: str, limits: Limits, seconds: float) -> ResourceLimits:
+    # CUDA reserves a huge virtual address range, so an address-space cap only applies to the emulator.
+    return ResourceLimits(
+        cpu_seconds=int(seconds * 2) + 10,
+        address_space_bytes=limits.memory_bytes if backend == "emu" else None,
+    )
+
+
+def _read_results(path: Path) -> dict[str, TaskResult]:
+    out: dict[str, TaskResult] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            result = TaskResult.from_json(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            continue  # a torn last line from a killed child
+        out[result.id] = result
+    return out
+
+
+def _sizes(task: Task) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in task.sizes.items())
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return ("..." + text[-STDERR_TAIL:]) if len(text) > STDERR_TAIL else (text or "no error output")

@@ -1,0 +1,54 @@
+"""The unit of work the grading parent hands to a child process, and what comes back.
+
+A Task says what to launch (which compiled module, at which size, with which seeds); its
+TaskResult is plain JSON-ready data. Checks plan tasks and judge their results; the runner in
+the child executes them; the sandbox carries them across the process boundary.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True)
+class Task:
+    """One job for the child.
+
+    kind: "run" (launch once per seed and compare with the reference), "profile" (one launch,
+    counters only), or "time" (CUDA-event timing; module may be "baseline" for the vendor library).
+    """
+
+    id: str
+    kind: str
+    backend: str
+    module: str = "submission"
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    compare: bool = True
+    repeats: int = 20
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["sizes"] = dict(self.sizes)
+        data["seeds"] = list(self.seeds)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Task":
+        return cls(**{**data, "seeds": tuple(data.get("seeds", (0,))), "sizes": dict(data.get("sizes", {}))})
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """What happened to a task: status "ok", "error" (a launch failed), "timeout", "crashed" or "skipped"."""
+
+    id: str
+    status: str
+    message: str = ""
+    launches: tuple[Mapping[str, Any], ...] = ()
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "TaskResult":
+        return cls(id=data["id"], status=data["status"], message=data.get("message", ""),
+                   launches=tuple(data.get("launches", ())), data=data.get("data", {}))

@@ -1,0 +1,109 @@
+"""Nsight Compute and compute-sanitizer: finding them, wrapping a child with them, reading their output."""
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+_SEARCH = ("/usr/local/cuda/bin", "/opt/nvidia/nsight-compute", "/usr/local/cuda/nsight-compute")
+SANITIZER_EXIT = 86  # --error-exitcode: without it compute-sanitizer exits 0 after reporting a race
+
+
+@dataclass(frozen=True)
+class Tools:
+    """Paths of the external tools found on this machine (None when absent)."""
+
+    ncu: str | None = None
+    sanitizer: str | None = None
+
+
+def find_tools(env: Mapping[str, str] | None = None) -> Tools:
+    """Look for ncu and compute-sanitizer on PATH and in the usual CUDA folders."""
+    env = env if env is not None else os.environ
+    return Tools(ncu=_which("ncu", env), sanitizer=_which("compute-sanitizer", env))
+
+
+def _which(name: str, env: Mapping[str, str]) -> str | None:
+    found = shutil.which(name, path=env.get("PATH"))
+    if found:
+        return found
+    for folder in _SEARCH:
+        candidate = Path(folder) / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def ncu_wrapper(ncu: str, metrics: Sequence[str], kernel: str) -> list[str]:
+    """argv prefix: profile every launch of `kernel`, cache-blind counters, CSV into {log}."""
+    return [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--disable-extra-suffixes",
+            "--metrics", ",".join(metrics), "-k", f"regex:^{re.escape(kernel)}$", "--log-file", "{log}"]
+
+
+def sanitizer_wrapper(sanitizer: str, tool: str) -> list[str]:
+    """argv prefix for one compute-sanitizer tool, failing the child when it reports anything."""
+    return [sanitizer, "--tool", tool, "--error-exitcode", str(SANITIZER_EXIT), "--print-limit", "20",
+            "--log-file", "{log}"]
+
+
+@dataclass(frozen=True)
+class NcuRows:
+    """Profiled launches in order, each a metric -> value mapping; `missing` lists metrics ncu did not report."""
+
+    rows: tuple[Mapping[str, float], ...]
+    missing: tuple[str, ...]
+
+
+def parse_ncu_csv(text: str, metrics: Sequence[str]) -> NcuRows:
+    """Parse `ncu --csv --page raw` output: a header, a units row, one row per launch; strip thousands separators."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    if not lines:
+        return NcuRows((), tuple(metrics))
+    reader = list(csv.reader(io.StringIO("\n".join(lines))))
+    header = reader[0]
+    missing = tuple(m for m in metrics if m not in header)  # ncu silently drops names it does not know
+    rows = []
+    for row in reader[1:]:
+        if len(row) != len(header) or (row and row[0] == ""):
+            continue  # the units row has an empty ID
+        values = {}
+        for m in metrics:
+            if m in header:
+                cell = row[header.index(m)].replace(",", "").strip()
+                try:
+                    values[m] = float(cell)
+                except ValueError:
+                    values[m] = float("nan")
+        rows.append(values)
+    return NcuRows(tuple(rows), missing)
+
+
+@dataclass(frozen=True)
+class SanitizerReport:
+    """compute-sanitizer's verdict: the error count it summarised and the first report lines."""
+
+    errors: int
+    lines: tuple[str, ...]
+
+
+def parse_sanitizer(text: str) -> SanitizerReport:
+    """Read the ERROR SUMMARY count and the first interesting lines of a sanitizer log."""
+    count = 0
+    summary = re.search(r"ERROR SUMMARY:\s*([\d,]+)\s+error", text)
+    if summary:
+        count = int(summary.group(1).replace(",", ""))
+    keep = []
+    for line in text.splitlines():
+        body = line.lstrip("= ").rstrip()
+        if not body or body.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "Saved host backtrace", "Host Frame")):
+            continue
+        if re.match(r"^(Race reported|Invalid|Barrier error|Error|Uninitialized|Address|Warning|.*\.cu:\d+|at )", body):
+            keep.append(body)
+        if len(keep) >= 8:
+            break
+    return SanitizerReport(count, tuple(keep))
