@@ -1,0 +1,22 @@
+import sys
+import time
+
+from grader.sandbox import run_child
+
+
+def test_a_hanging_child_is_killed_at_the_deadline():
+    start = time.monotonic()
+    run = run_child([sys.executable, "-c", "import time; time.sleep(60)"], timeout=1.0)
+    assert run.timed_out and time.monotonic() - start < 10
+    assert "time limit" in run.describe()
+
+
+def test_output_is_capped_and_counted():
+    run = run_child([sys.executable, "-c", "import sys; sys.stdout.write('x' * 500000)"], timeout=30, output_cap=1000)
+    assert run.stdout_bytes == 500000
+    assert len(run.stdout) < 1200 and "more bytes" in run.stdout
+
+
+def test_a_crash_is_a_value():
+    run = run_child([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"], timeout=30)
+    assert run.signal_name == "SIGSEGV" and not run.timed_out

@@ -1,0 +1,62 @@
+import copy
+
+import pytest
+
+from grader import spec as spec_module
+from grader.errors import SpecError
+from grader.exercise import discover, load
+
+VALID = {
+    "id": "toy", "title": "Toy", "sizes": ["n"],
+    "kernel": {"name": "k", "params": [
+        {"name": "x", "type": "const float*", "role": "in", "shape": ["n"]},
+        {"name": "y", "type": "float*", "role": "out", "shape": ["n"]},
+        {"name": "n", "type": "int", "value": "n"}],
+        "block": ["256"], "grid": ["ceil(n / 256)"]},
+    "cases": {"public": [{"n": 1}, {"n": 1000}]},
+    "checks": {"correctness": {"points": 10}, "race": {"points": 5, "size": {"n": 100}}},
+}
+
+
+def test_valid_spec_builds_frozen_objects():
+    spec = spec_module.from_dict(VALID)
+    assert spec.kernel.signature == 'extern "C" __global__ void k(const float* x, float* y, int n)'
+    assert spec.kernel.launch_for({"n": 1000}) == ((4, 1, 1), (256, 1, 1), 0)
+    assert spec.max_score == 15
+    assert list(spec.checks) == ["correctness", "race"]
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["kernel"].pop("grid"), "kernel"),
+    (lambda d: d["kernel"]["params"][0].update(type="double*"), "kernel.params.0.type"),
+    (lambda d: d["kernel"].update(grid=["ceil(M / 2)"]), "kernel.grid"),
+    (lambda d: d["cases"]["public"].append({"m": 3}), "cases.public.2"),
+    (lambda d: d["checks"]["race"].pop("size"), "checks.race"),
+    (lambda d: d["checks"].update(speed={"points": 1}), "checks"),
+    (lambda d: d["kernel"].update(block=["2048"]), "kernel.block"),
+])
+def test_bad_spec_names_the_field(mutate, field):
+    raw = copy.deepcopy(VALID)
+    mutate(raw)
+    with pytest.raises(SpecError) as err:
+        spec_module.from_dict(raw, source="exercises/toy/spec.toml")
+    assert "exercises/toy/spec.toml" in str(err.value)
+    assert field in str(err.value)
+
+
+def test_every_shipped_exercise_loads(root):
+    exercises = discover(root / "exercises")
+    assert "level2" in {e.id for e in exercises}
+    for ex in exercises:
+        assert ex.spec.public_cases
+        assert ex.skeleton_path.is_file(), ex.id
+        assert ex.solution_path.is_file(), ex.id
+
+
+def test_folder_name_must_match_id(tmp_path, level2):
+    bad = tmp_path / "other"
+    bad.mkdir()
+    (bad / "spec.toml").write_text((level2 / "spec.toml").read_text())
+    (bad / "harness.py").write_text("def reference(i, s): return {}")
+    with pytest.raises(SpecError, match="folder name"):
+        load(bad)
