@@ -196,9 +196,9 @@ def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResu
 def _child_env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)})
-    env.pop("PYTHONPATH", None)
     src_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = src_root  # children import this same grader, whatever the cwd
+    # Children import this same grader first, whatever their cwd.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)
     return env
 
 
