@@ -162,7 +162,7 @@ class Spec:
         for case in self.public_cases + self.hidden_cases:
             if case not in seen:
                 seen.append(case)
-        return tuple(seen)
+        return tuple(sorted(seen, key=lambda c: tuple(c.values())))
 
 
 def schema() -> dict[str, Any]:

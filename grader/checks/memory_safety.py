@@ -62,8 +62,8 @@ def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
                     key = ("canary", name, side)
                     if key not in seen:
                         seen.add(key)
-                        out.append(f"{sizes_text(task.sizes)}: the kernel wrote {count} element(s) {side} the buffer {name} "
-                                   "(outside the array): check the guard on every store.")
+                        out.append(f"{sizes_text(task.sizes)}: the kernel wrote outside every array: {count} element(s) "
+                                   f"landed just {side} the buffer {name}. Check the guard on every store.")
             for name in launch.get("inputs_modified", []):
                 if ("input", name) not in seen:
                     seen.add(("input", name))

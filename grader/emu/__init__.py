@@ -1,0 +1,1 @@
+"""A GPU-free PTX emulator."""

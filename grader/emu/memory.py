@@ -1,0 +1,202 @@
+"""The emulator's memory: a flat global heap, per-block shared memory, per-thread local memory.
+
+Global allocations are 256-byte aligned (as `cudaMalloc` guarantees, so sector counts of offset
+patterns match the hardware) and each is followed by an unmapped guard gap, so an overrun lands on
+no buffer and is reported against the buffer it ran off. Generic addresses map the shared and
+local windows to high ranges that the heap never reaches.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .ptx import ParamInfo, VarDecl
+
+HEAP_BASE = 1 << 32  # above 4 GiB: a pointer truncated to 32 bits never lands in the heap
+GUARD = 256
+ALIGN = 256
+SHARED_WINDOW = 0x7F00_0000_0000
+LOCAL_WINDOW = 0x7E00_0000_0000
+WINDOW_SIZE = 1 << 32
+
+OK, OUT_OF_BOUNDS, MISALIGNED = 0, 1, 2
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def gather(data: np.ndarray, byte_index: np.ndarray, size: int) -> np.ndarray:
+    """Read `size`-byte words at aligned byte offsets of a flat uint8 array (raw bits)."""
+    return data.view(_UINT[size])[byte_index // size]
+
+
+def scatter(data: np.ndarray, byte_index: np.ndarray, size: int, values: np.ndarray) -> None:
+    """Write `size`-byte words at aligned byte offsets; with duplicates the last lane wins."""
+    data.view(_UINT[size])[byte_index // size] = values
+
+
+class GlobalHeap:
+    """The device's global memory: named allocations in one flat byte array."""
+
+    def __init__(self) -> None:
+        self.data = np.zeros(0, dtype=np.uint8)
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.names: list[str] = []
+        self._top = HEAP_BASE + GUARD
+        self._starts_arr = np.zeros(0, dtype=np.uint64)
+        self._ends_arr = np.zeros(0, dtype=np.uint64)
+
+    def alloc(self, nbytes: int, name: str = "", align: int = ALIGN) -> int:
+        """Reserve `nbytes` (zero-filled) and return the device address."""
+        align = max(align, ALIGN)
+        start = (self._top + align - 1) // align * align
+        end = start + int(nbytes)
+        self._top = end + GUARD
+        need = ((self._top - HEAP_BASE) + 15) // 16 * 16
+        if need > self.data.size:
+            grown = np.zeros(max(need, self.data.size * 2), dtype=np.uint8)
+            grown[: self.data.size] = self.data
+            self.data = grown
+        self.starts.append(start)
+        self.ends.append(end)
+        self.names.append(name or f"buffer{len(self.names)}")
+        self._starts_arr = np.array(self.starts, dtype=np.uint64)
+        self._ends_arr = np.array(self.ends, dtype=np.uint64)
+        return start
+
+    def _span(self, addr: int, nbytes: int) -> slice:
+        i = self.find(addr)
+        if i < 0 or addr + nbytes > self.ends[i]:
+            raise ValueError(f"[{addr:#x}, +{nbytes}) is not inside one allocation")
+        return slice(addr - HEAP_BASE, addr - HEAP_BASE + nbytes)
+
+    def find(self, addr: int) -> int:
+        """Index of the allocation containing `addr`, or -1."""
+        i = int(np.searchsorted(self._starts_arr, np.uint64(addr), side="right")) - 1
+        if i >= 0 and addr < self.ends[i]:
+            return i
+        return -1
+
+    def write(self, addr: int, data: bytes | np.ndarray) -> None:
+        """Copy host bytes into device memory."""
+        raw = np.frombuffer(bytes(data) if not isinstance(data, np.ndarray) else np.ascontiguousarray(data).tobytes(), dtype=np.uint8)
+        self.data[self._span(addr, raw.size)] = raw
+
+    def read(self, addr: int, dtype, count: int) -> np.ndarray:
+        """Copy `count` elements of `dtype` out of device memory."""
+        dt = np.dtype(dtype)
+        return self.data[self._span(addr, dt.itemsize * count)].view(dt).copy()
+
+    def check(self, addr: np.ndarray, size: int) -> np.ndarray:
+        """Per lane: OK, OUT_OF_BOUNDS or MISALIGNED for an access of `size` bytes."""
+        addr = addr.astype(np.uint64, copy=False)
+        res = np.zeros(addr.shape, dtype=np.int8)
+        if self._starts_arr.size == 0:
+            res[:] = OUT_OF_BOUNDS
+            return res
+        i = np.searchsorted(self._starts_arr, addr, side="right").astype(np.int64) - 1
+        ic = np.maximum(i, 0)
+        inside = (i >= 0) & (addr >= self._starts_arr[ic]) & (addr + np.uint64(size) <= self._ends_arr[ic])
+        res[~inside] = OUT_OF_BOUNDS
+        res[inside & (addr % np.uint64(size) != 0)] = MISALIGNED
+        return res
+
+    def describe(self, addr: int, size: int) -> str:
+        """Say where a faulting access lies relative to the nearest allocation."""
+        if not self.starts:
+            return f"address {addr:#x}: no buffer is allocated"
+        i = int(np.searchsorted(self._starts_arr, np.uint64(addr), side="right")) - 1
+        if i >= 0 and addr < self.ends[i] and addr + size <= self.ends[i]:
+            return f"address {addr:#x} is not aligned to {size} bytes (buffer {self.names[i]})"
+        if i >= 0 and addr < self.ends[i] + GUARD:
+            past = addr + size - self.ends[i]
+            n = self.ends[i] - self.starts[i]
+            return f"{past} bytes past the end of the {n}-byte buffer {self.names[i]}"
+        j = i + 1
+        if 0 <= j < len(self.starts) and self.starts[j] - addr <= GUARD:
+            n = self.ends[j] - self.starts[j]
+            return f"{self.starts[j] - addr} bytes before the start of the {n}-byte buffer {self.names[j]}"
+        return f"address {addr:#x} is not inside any buffer"
+
+    def byte_index(self, addr: np.ndarray) -> np.ndarray:
+        return (addr.astype(np.uint64) - np.uint64(HEAP_BASE)).astype(np.int64)
+
+
+def layout_shared(decls: list[VarDecl], extern: list[VarDecl], dynamic_bytes: int) -> tuple[dict[str, int], int]:
+    """Offsets of static shared arrays, then extern (dynamic) ones; returns (offsets, total bytes).
+
+    By the bank-rotation invariance of the wavefront model, any layout that keeps each array's
+    alignment gives the same counters; aligning to 16 bytes keeps vector accesses legal.
+    """
+    offsets: dict[str, int] = {}
+    top = 0
+    for d in decls:
+        if d.extern:
+            continue
+        a = max(d.align, 16)
+        top = (top + a - 1) // a * a
+        offsets[d.name] = top
+        top += d.size
+    top = (top + 15) // 16 * 16
+    for d in list(extern) + [d for d in decls if d.extern]:
+        offsets[d.name] = top
+    return offsets, top + int(dynamic_bytes)
+
+
+def layout_local(decls: list[VarDecl]) -> tuple[dict[str, int], int]:
+    """Offsets of a kernel's `.local` arrays in each thread's local window."""
+    offsets: dict[str, int] = {}
+    top = 0
+    for d in decls:
+        a = max(d.align, 16)
+        top = (top + a - 1) // a * a
+        offsets[d.name] = top
+        top += d.size
+    return offsets, top
+
+
+class BlockedSpace:
+    """Per-owner byte arrays (shared: one per block; local: one per thread) in one flat array."""
+
+    def __init__(self, owners: int, nbytes: int, fill: int) -> None:
+        self.nbytes = int(nbytes)
+        self.stride = max(16, (self.nbytes + 15) // 16 * 16)
+        self.data = np.full(owners * self.stride, fill, dtype=np.uint8)
+
+    def check(self, offset: np.ndarray, size: int) -> np.ndarray:
+        """Per lane: OK, OUT_OF_BOUNDS or MISALIGNED."""
+        off = offset.astype(np.int64)
+        res = np.zeros(off.shape, dtype=np.int8)
+        res[(off < 0) | (off + size > self.nbytes)] = OUT_OF_BOUNDS
+        res[(res == OK) & (off % size != 0)] = MISALIGNED
+        return res
+
+    def byte_index(self, owner: np.ndarray, offset: np.ndarray) -> np.ndarray:
+        return owner.astype(np.int64) * self.stride + offset.astype(np.int64)
+
+
+def pack_params(params: tuple[ParamInfo, ...], args: list) -> bytes:
+    """Pack launch arguments by the kernel's PTX parameter types (natural alignment)."""
+    if len(args) != len(params):
+        raise ValueError(f"kernel takes {len(params)} arguments, got {len(args)}")
+    size = max((p.offset + p.size for p in params), default=0)
+    buf = bytearray((size + 7) // 8 * 8)
+    for p, a in zip(params, args):
+        if isinstance(a, (bytes, bytearray, np.ndarray)) and p.size != 0 and not np.isscalar(a):
+            raw = bytes(a) if not isinstance(a, np.ndarray) else a.tobytes()
+            buf[p.offset : p.offset + p.size] = raw[: p.size].ljust(p.size, b"\0")
+            continue
+        t = p.ptx_type
+        if t == "f32":
+            raw = struct.pack("<f", float(a))
+        elif t == "f64":
+            raw = struct.pack("<d", float(a))
+        else:
+            if isinstance(a, (float, np.floating)):
+                raw = struct.pack("<f" if p.size == 4 else "<d", float(a))
+            else:
+                raw = (int(a) & ((1 << (8 * p.size)) - 1)).to_bytes(p.size, "little")
+        buf[p.offset : p.offset + p.size] = raw
+    return bytes(buf)

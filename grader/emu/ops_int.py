@@ -1,0 +1,297 @@
+"""Integer and bitwise instructions: add/sub/mul/mad/div/rem/min/max/abs/neg, logic, shifts, bits.
+
+Arithmetic runs on NumPy integer arrays of the instruction's width, which wrap exactly as PTX
+requires; widening forms (`.wide`, `.hi`) use the next width up, or 32-bit halves for 64-bit `.hi`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .operands import DTYPES, SINT, UINT, Unsupported, reader, type_mods, writer
+from .ptx import Instr
+
+_WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": None, "u64": None}
+
+_OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "abs", "neg", "and", "or", "xor",
+        "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad"}
+
+
+def _as(v, dt):
+    return np.asarray(v).astype(dt, copy=False)
+
+
+def _mag(a, ut):
+    """|a| of a signed array as unsigned of the same width (exact for INT_MIN)."""
+    u = np.asarray(a).view(ut) if np.asarray(a).ndim else np.asarray(a).astype(ut)
+    return np.where(np.asarray(a) < 0, (~u) + ut(1), u).astype(ut)
+
+
+def mul_hi(a, b, t: str):
+    """High half of the full product of a and b of PTX type t."""
+    dt = np.dtype(DTYPES[t])
+    w = dt.itemsize * 8
+    if w <= 32:
+        wide = np.int64 if dt.kind == "i" else np.uint64
+        p = _as(a, wide) * _as(b, wide)
+        return (p >> w).astype(dt)
+    # 64-bit: 128-bit product from 32-bit halves (unsigned), then the signed correction
+    ua = np.asarray(a).astype(np.int64).view(np.uint64) if dt.kind == "i" else _as(a, np.uint64)
+    ub = np.asarray(b).astype(np.int64).view(np.uint64) if dt.kind == "i" else _as(b, np.uint64)
+    m32 = np.uint64(0xFFFFFFFF)
+    s32 = np.uint64(32)
+    al, ah = ua & m32, ua >> s32
+    bl, bh = ub & m32, ub >> s32
+    ll = al * bl
+    lh = al * bh
+    hl = ah * bl
+    hh = ah * bh
+    mid = (ll >> s32) + (lh & m32) + (hl & m32)
+    hi = hh + (lh >> s32) + (hl >> s32) + (mid >> s32)
+    if dt.kind == "i":
+        hi = hi - np.where(np.asarray(a) < 0, ub, np.uint64(0)) - np.where(np.asarray(b) < 0, ua, np.uint64(0))
+        return hi.view(np.int64) if hi.ndim else hi.astype(np.int64)
+    return hi
+
+
+def _divrem(a, b, dt):
+    dt = np.dtype(dt)
+    ut = UINT[dt.itemsize]
+    a = np.asarray(a, dtype=dt)
+    b = np.asarray(b, dtype=dt)
+    zero = b == 0
+    bs = np.where(zero, dt.type(1), b)
+    if dt.kind == "u":
+        q = a // bs
+        r = a % bs
+        q = np.where(zero, dt.type(np.iinfo(dt).max), q)
+        r = np.where(zero, a, r)
+        return q.astype(dt), r.astype(dt)
+    ua, ub = _mag(a, ut), _mag(bs, ut)
+    qu, ru = ua // ub, ua % ub
+    neg_q = (a < 0) ^ (bs < 0)
+    q = np.where(neg_q, (~qu) + ut(1), qu).astype(ut).view(dt) if np.ndim(qu) else np.where(neg_q, (~qu) + ut(1), qu).astype(ut).astype(dt)
+    r = np.where(a < 0, (~ru) + ut(1), ru).astype(ut)
+    r = r.view(dt) if r.ndim else r.astype(dt)
+    q = np.where(zero, dt.type(-1), q)
+    r = np.where(zero, a, r)
+    return q, r
+
+
+def _clz(v, w):
+    v = np.asarray(v)
+    if w == 64:
+        hi = (v >> np.uint64(32)).astype(np.uint32)
+        lo = (v & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        return np.where(hi != 0, _clz(hi, 32), 32 + _clz(lo, 32)).astype(np.uint32)
+    f = v.astype(np.float64)
+    _, e = np.frexp(f)
+    return np.where(v == 0, w, w - e).astype(np.uint32)
+
+
+_REV8 = np.array([int(f"{i:08b}"[::-1], 2) for i in range(256)], dtype=np.uint64)
+
+
+def _brev(v, w):
+    v = np.asarray(v).astype(np.uint64)
+    out = np.zeros_like(v)
+    for k in range(w // 8):
+        byte = (v >> np.uint64(8 * k)) & np.uint64(0xFF)
+        out |= _REV8[byte] << np.uint64(w - 8 - 8 * k)
+    return out.astype(UINT[w // 8])
+
+
+def decode(ins: Instr, ctx, pc: int):
+    """Handler for an integer/bitwise instruction, or None."""
+    op = ins.opcode
+    if op not in _OPS:
+        return None
+    types = type_mods(ins)
+    if not types:
+        return None
+    t = types[-1]
+    if t.startswith("f") or t.startswith("bf"):
+        return None
+    if "cc" in ins.mods:
+        raise Unsupported(f"opcode {ins.full}")
+    dt = np.dtype(DTYPES[t])
+    o = ins.operands
+    w = dt.itemsize * 8
+
+    if op in ("add", "sub"):
+        ra, rb, wr = reader(o[1], dt), reader(o[2], dt), writer(o[0], dt)
+        sat = "sat" in ins.mods
+        if sat:
+            def h(x):
+                a, b = _as(ra(x), np.int64), _as(rb(x), np.int64)
+                r = a + b if op == "add" else a - b
+                wr(x, np.clip(r, -(2**31), 2**31 - 1).astype(np.int32))
+        elif op == "add":
+            def h(x):
+                wr(x, np.add(ra(x), rb(x), dtype=dt))
+        else:
+            def h(x):
+                wr(x, np.subtract(ra(x), rb(x), dtype=dt))
+        return h
+
+    if op in ("mul", "mad"):
+        mode = "lo"
+        for m in ("lo", "hi", "wide"):
+            if m in ins.mods:
+                mode = m
+        ra, rb = reader(o[1], dt), reader(o[2], dt)
+        if mode == "wide":
+            wt = _WIDE.get(t)
+            if wt is None:
+                raise Unsupported(f"opcode {ins.full}")
+            wdt = np.dtype(DTYPES[wt])
+            wr = writer(o[0], wdt)
+            rc = reader(o[3], wdt) if op == "mad" else None
+
+            def h(x):
+                p = _as(ra(x), wdt) * _as(rb(x), wdt)
+                if rc is not None:
+                    p = p + rc(x)
+                wr(x, np.asarray(p, dtype=wdt))
+            return h
+        wr = writer(o[0], dt)
+        rc = reader(o[3], dt) if op == "mad" else None
+        if mode == "hi":
+            def h(x):
+                p = mul_hi(ra(x), rb(x), t)
+                if rc is not None:
+                    p = np.add(p, rc(x), dtype=dt)
+                wr(x, p)
+            return h
+
+        def h(x):
+            p = np.multiply(ra(x), rb(x), dtype=dt)
+            if rc is not None:
+                p = np.add(p, rc(x), dtype=dt)
+            wr(x, p)
+        return h
+
+    if op in ("div", "rem"):
+        ra, rb, wr = reader(o[1], dt), reader(o[2], dt), writer(o[0], dt)
+        k = 0 if op == "div" else 1
+
+        def h(x):
+            wr(x, _divrem(ra(x), rb(x), dt)[k])
+        return h
+
+    if op in ("min", "max"):
+        ra, rb, wr = reader(o[1], dt), reader(o[2], dt), writer(o[0], dt)
+        fn = np.minimum if op == "min" else np.maximum
+        return lambda x: wr(x, fn(ra(x), rb(x)).astype(dt))
+
+    if op in ("abs", "neg"):
+        ra, wr = reader(o[1], dt), writer(o[0], dt)
+        if op == "abs":
+            return lambda x: wr(x, np.abs(np.asarray(ra(x))).astype(dt))
+        return lambda x: wr(x, np.negative(np.asarray(ra(x))).astype(dt))
+
+    if op in ("and", "or", "xor"):
+        ra, rb, wr = reader(o[1], dt), reader(o[2], dt), writer(o[0], dt)
+        fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[op]
+        return lambda x: wr(x, fn(ra(x), rb(x)))
+
+    if op in ("not", "cnot"):
+        ra, wr = reader(o[1], dt), writer(o[0], dt)
+        if op == "not":
+            return lambda x: wr(x, np.invert(ra(x)))
+        return lambda x: wr(x, (np.asarray(ra(x)) == 0).astype(dt))
+
+    if op in ("shl", "shr"):
+        ra, wr = reader(o[1], dt), writer(o[0], dt)
+        rs = reader(o[2], np.uint32)
+        wmax = dt.type(w - 1)
+
+        def h(x):
+            a = np.asarray(ra(x))
+            s = np.asarray(rs(x))
+            sc = np.minimum(s, np.uint32(w - 1)).astype(dt)
+            if op == "shl":
+                r = np.where(s >= w, dt.type(0), np.left_shift(a, sc, dtype=dt))
+            elif dt.kind == "i":
+                r = np.right_shift(a, sc, dtype=dt)
+            else:
+                r = np.where(s >= w, dt.type(0), np.right_shift(a, sc, dtype=dt))
+            wr(x, np.asarray(r, dtype=dt))
+        del wmax
+        return h
+
+    if op == "popc":
+        ra, wr = reader(o[1], UINT[dt.itemsize]), writer(o[0], np.uint32)
+        return lambda x: wr(x, np.bitwise_count(np.asarray(ra(x))).astype(np.uint32))
+    if op == "clz":
+        ra, wr = reader(o[1], UINT[dt.itemsize]), writer(o[0], np.uint32)
+        return lambda x: wr(x, _clz(ra(x), w))
+    if op == "brev":
+        ra, wr = reader(o[1], UINT[dt.itemsize]), writer(o[0], UINT[dt.itemsize])
+        return lambda x: wr(x, _brev(ra(x), w))
+
+    if op == "bfe":
+        ra, wr = reader(o[1], dt), writer(o[0], dt)
+        rb, rc = reader(o[2], np.uint32), reader(o[3], np.uint32)
+
+        def h(x):
+            a = np.asarray(ra(x)).astype(SINT[8] if dt.kind == "i" else np.uint64)
+            pos = (np.asarray(rb(x)) & np.uint32(0xFF)).astype(np.int64)
+            ln = (np.asarray(rc(x)) & np.uint32(0xFF)).astype(np.int64)
+            pos_c = np.minimum(pos, w - 1)
+            ua = np.asarray(ra(x)).astype(UINT[dt.itemsize]).astype(np.uint64)
+            field = (ua >> pos_c.astype(np.uint64))
+            lnc = np.minimum(ln, 64)
+            mask = np.where(lnc >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                            (np.uint64(1) << lnc.astype(np.uint64)) - np.uint64(1))
+            field = field & mask
+            if dt.kind == "i":
+                # sign bit: bit (pos+len-1) of a, clamped to the top bit
+                sbit_pos = np.minimum(pos + ln - 1, w - 1)
+                sbit = ((ua >> sbit_pos.astype(np.uint64)) & np.uint64(1)).astype(bool) & (ln > 0)
+                field = np.where(sbit & (lnc < 64), field | ~mask, field)
+            field = np.where(ln == 0, np.uint64(0), field)
+            del a
+            wr(x, field.astype(UINT[dt.itemsize]).view(dt) if field.ndim else field.astype(UINT[dt.itemsize]).astype(dt))
+        return h
+
+    if op == "bfi":
+        rf, rb = reader(o[1], dt), reader(o[2], dt)
+        rc, rd = reader(o[3], np.uint32), reader(o[4], np.uint32)
+        wr = writer(o[0], dt)
+
+        def h(x):
+            f = np.asarray(rf(x)).astype(np.uint64) & np.uint64((1 << w) - 1)
+            b = np.asarray(rb(x)).astype(np.uint64) & np.uint64((1 << w) - 1)
+            pos = (np.asarray(rc(x)) & np.uint32(0xFF)).astype(np.uint64)
+            ln = (np.asarray(rd(x)) & np.uint32(0xFF)).astype(np.uint64)
+            ln = np.minimum(ln, np.uint64(w)) if True else ln
+            pos_c = np.minimum(pos, np.uint64(63))
+            mask = np.where(ln >= 64, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << ln) - np.uint64(1))
+            r = (b & ~(mask << pos_c)) | ((f & mask) << pos_c)
+            r = np.where(pos >= w, b, r) & np.uint64((1 << w) - 1)
+            wr(x, r.astype(UINT[dt.itemsize]))
+        return h
+
+    if op == "prmt":
+        if len(ins.mods) > 1:
+            raise Unsupported(f"opcode {ins.full}")
+        ra, rb, rc = reader(o[1], np.uint32), reader(o[2], np.uint32), reader(o[3], np.uint32)
+        wr = writer(o[0], np.uint32)
+
+        def h(x):
+            a = np.asarray(ra(x)).astype(np.uint64)
+            b = np.asarray(rb(x)).astype(np.uint64)
+            c = np.asarray(rc(x)).astype(np.uint64)
+            both = a | (b << np.uint64(32))
+            out = np.zeros(np.broadcast(a, b, c).shape, dtype=np.uint64)
+            for k in range(4):
+                sel = (c >> np.uint64(4 * k)) & np.uint64(0xF)
+                byte = (both >> ((sel & np.uint64(7)) * np.uint64(8))) & np.uint64(0xFF)
+                sign = (byte >> np.uint64(7)) & np.uint64(1)
+                byte = np.where((sel & np.uint64(8)) != 0, sign * np.uint64(0xFF), byte)
+                out |= byte << np.uint64(8 * k)
+            wr(x, out.astype(np.uint32))
+        return h
+
+    raise Unsupported(f"opcode {ins.full}")

@@ -1,0 +1,372 @@
+"""Memory instructions: ld/ldu/st on param/global/const/shared/local/generic, atom and red.
+
+Every access is bounds- and alignment-checked per lane. A faulting lane is recorded (once per
+space, kind and source line) and suppressed: a bad store writes nothing, a bad load returns an
+all-ones bit pattern (NaN for floats). Global accesses are charged to the sector/request counters,
+shared ones to the wavefront counters and the hazard shadow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import memory, traffic
+from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
+from .operands import DTYPES, UINT, Unsupported, reader, type_mods, writer
+from .ptx import Addr, Instr, Reg, Sink, Sym, Vec
+
+WARP = 32
+_SPACES = ("param", "global", "const", "shared", "local")
+_ATOM_OPS = ("add", "min", "max", "inc", "dec", "exch", "cas", "and", "or", "xor")
+
+K_SECT_LD = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+K_SECT_ST = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
+K_REQ_LD = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+K_REQ_ST = "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"
+K_SH_LD = "smsp__sass_inst_executed_op_shared_ld.sum"
+K_SH_ST = "smsp__sass_inst_executed_op_shared_st.sum"
+K_WF_LD = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+K_WF_ST = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+K_BC_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+K_BC_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+COUNTER_KEYS = (K_SECT_LD, K_SECT_ST, K_REQ_LD, K_REQ_ST, K_SH_LD, K_SH_ST, K_WF_LD, K_WF_ST,
+                K_BC_LD, K_BC_ST)
+
+
+def _address_reader(op: Addr, ctx):
+    """Closure x -> uint64 address array (or scalar) of a memory operand, in its space."""
+    off = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
+    if isinstance(op.base, Reg):
+        r = reader(op.base, np.uint64)
+        return lambda x: np.asarray(r(x), dtype=np.uint64) + off
+    if isinstance(op.base, Sym):
+        if op.base.name not in ctx.symbols:
+            raise Unsupported(f"address of {op.base.name}")
+        a = np.uint64((ctx.symbols[op.base.name] + op.base.offset + op.offset) & 0xFFFFFFFFFFFFFFFF)
+        return lambda x: a
+    a = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
+    return lambda x: a
+
+
+def decode(ins: Instr, ctx, pc: int):
+    """Handler for a memory instruction, or None."""
+    op = ins.opcode
+    if op not in ("ld", "ldu", "st", "atom", "red"):
+        return None
+    space = next((m for m in ins.mods if m in _SPACES), "generic")
+    types = type_mods(ins)
+    if not types:
+        raise Unsupported(f"opcode {ins.full}")
+    t = types[-1]
+    if t in ("f16", "bf16", "f16x2", "bf16x2") and op in ("atom", "red"):
+        raise Unsupported(f"opcode {ins.full} (half precision)")
+    if op in ("ld", "ldu", "st"):
+        return _ldst(ins, ctx, space, t, op != "st")
+    return _atom(ins, ctx, space, t, op == "atom")
+
+
+# ---------------------------------------------------------------------------- ld / st
+
+def _ldst(ins: Instr, ctx, space: str, t: str, is_load: bool):
+    nvec = 1
+    for m in ins.mods:
+        if m in ("v2", "v4", "v8"):
+            nvec = int(m[1])
+    dt = np.dtype(DTYPES[t])
+    esize = dt.itemsize
+    o = ins.operands
+    addr_op, val_op = (o[1], o[0]) if is_load else (o[0], o[1])
+    items = val_op.items if isinstance(val_op, Vec) else (val_op,)
+    if len(items) != nvec:
+        raise Unsupported(f"operand shape of {ins.full}")
+    if space == "param":
+        return _param(ins, ctx, addr_op, items, dt, is_load)
+    addr_of = _address_reader(addr_op, ctx)
+    ut = UINT[esize]
+    line = ins.line
+    if is_load:
+        writers = [None if isinstance(it, Sink) else writer(it, dt) for it in items]
+
+        def h(x):
+            vals = access(x, space, addr_of(x), esize, nvec, False, None, line)
+            for w, v in zip(writers, vals):
+                if w is not None:
+                    w(x, v.view(dt))
+        return h
+    readers = [reader(it, dt) for it in items]
+
+    def h(x):
+        vals = [np.broadcast_to(np.asarray(r(x), dtype=dt), (x.n,)).view(ut) for r in readers]
+        access(x, space, addr_of(x), esize, nvec, True, vals, line)
+    return h
+
+
+def _param(ins: Instr, ctx, addr_op: Addr, items, dt, is_load: bool):
+    if not is_load:
+        return lambda x: None  # call-frame parameters (printf/assert arguments): nothing to keep
+    name = addr_op.base.name if isinstance(addr_op.base, Sym) else None
+    p = ctx.params.get(name)
+    writers = [None if isinstance(it, Sink) else writer(it, dt) for it in items]
+    if p is None:
+        # a call's return value (vprintf returns 0)
+        zero = dt.type(0)
+        return lambda x: [w(x, zero) for w in writers if w is not None] and None
+    base = p.offset + addr_op.base.offset + addr_op.offset
+
+    def h(x):
+        raw = x.m.params
+        for k, w in enumerate(writers):
+            if w is None:
+                continue
+            start = base + k * dt.itemsize
+            chunk = raw[start:start + dt.itemsize].ljust(dt.itemsize, b"\0")
+            w(x, np.frombuffer(chunk, dtype=dt)[0])
+    return h
+
+
+def _lane_window(addr: np.ndarray, base: int) -> np.ndarray:
+    return (addr >= np.uint64(base)) & (addr < np.uint64(base + WINDOW_SIZE))
+
+
+def access(x, space: str, addr, esize: int, nvec: int, write: bool, vals, line: int):
+    """Load (returns a list of nvec uint arrays) or store `vals` for the masked lanes of x."""
+    addr = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (x.n,))
+    mask = x.mask
+    if space == "generic":
+        sh = _lane_window(addr, SHARED_WINDOW)
+        lo = _lane_window(addr, LOCAL_WINDOW)
+        gl = ~(sh | lo)
+        out = None
+        for sp, sel, base in (("global", gl, 0), ("shared", sh, SHARED_WINDOW), ("local", lo, LOCAL_WINDOW)):
+            m = mask & sel
+            if not m.any() and not (sp == "global" and not (sh.any() or lo.any())):
+                continue
+            res = _space_access(x, sp, addr - np.uint64(base), m, esize, nvec, write, vals, line)
+            if not write:
+                out = res if out is None else [np.where(m, r, o) for r, o in zip(res, out)]
+        return out
+    if space == "const":
+        space = "global"
+    return _space_access(x, space, addr, mask, esize, nvec, write, vals, line)
+
+
+def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
+    m = x.m
+    rec = m.rec
+    total = esize * nvec
+    ut = UINT[esize]
+    if space == "global":
+        code = m.heap.check(addr, total)
+        data = m.heap.data
+        bidx = None
+    elif space == "shared":
+        off = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        code = m.shared.check(off, total)
+        data = m.shared.data
+    else:
+        off = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        code = m.local.check(off, total)
+        data = m.local.data
+    bad = mask & (code != memory.OK)
+    ok = mask & (code == memory.OK)
+    if bad.any():
+        _record_faults(x, space, addr, code, bad, total, write, line)
+    lanes = None
+    if space == "global":
+        bidx = m.heap.byte_index(addr)
+        ok2 = ok.reshape(-1, WARP)
+        sect = traffic.global_sectors(addr.reshape(-1, WARP), total, ok2)
+        rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
+        rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
+    elif space == "shared":
+        lanes = x.lanes()
+        blk = m.lane_block[lanes]
+        bidx = m.shared.byte_index(blk, np.where(ok, off, 0))
+        ok2 = ok.reshape(-1, WARP)
+        off2 = np.where(ok, off, 0).astype(np.uint64).reshape(-1, WARP)
+        wf, ideal = traffic.shared_wavefronts(off2, total, ok2)
+        rec.add(line, K_SH_ST if write else K_SH_LD, x.W.size)
+        rec.add(line, K_WF_ST if write else K_WF_LD, wf.sum())
+        rec.add(line, K_BC_ST if write else K_BC_LD, (wf - ideal).sum())
+        if m.shadow is not None and ok.any():
+            m.shadow.access(m.block_ids[m.warp_block[x.W]], m.warp_in_block[x.W], off2, total, ok2,
+                            write, line)
+    else:
+        lanes = x.lanes()
+        bidx = m.local.byte_index(lanes, np.where(ok, off, 0))
+    sel = bidx[ok]
+    if write:
+        for k in range(nvec):
+            memory.scatter(data, sel + k * esize, esize, vals[k][ok])
+        return None
+    out = []
+    for k in range(nvec):
+        v = np.full(x.n, np.iinfo(ut).max, dtype=ut)
+        v[ok] = memory.gather(data, sel + k * esize, esize)
+        out.append(v)
+    return out
+
+
+def _record_faults(x, space, addr, code, bad, total, write, line):
+    m = x.m
+    for kind_code in (memory.OUT_OF_BOUNDS, memory.MISALIGNED):
+        sel = np.flatnonzero(bad & (code == kind_code))
+        if sel.size == 0:
+            continue
+        kind = "misaligned" if kind_code == memory.MISALIGNED else (
+            "out-of-bounds-write" if write else "out-of-bounds-read")
+        key = ("memory", space, kind, line)
+        if key in m.rec.seen:
+            continue
+        i = int(sel[0])
+        lane = int(x.lanes()[i])
+        a = int(addr[i])
+        blk = m.block_coords(int(m.lane_block[lane]))
+        thread = (int(m.special("%tid.x")[lane]), int(m.special("%tid.y")[lane]), int(m.special("%tid.z")[lane]))
+        if space == "global":
+            detail = m.heap.describe(a, total)
+        else:
+            size = m.shared.nbytes if space == "shared" else m.local.nbytes
+            off = a & 0xFFFFFFFF
+            what = "shared memory of the block" if space == "shared" else "local memory of the thread"
+            if kind == "misaligned":
+                detail = f"offset {off} is not aligned to {total} bytes"
+            elif off >= size:
+                detail = f"{off + total - size} bytes past the end of the {size}-byte {what}"
+            else:
+                detail = f"offset {off} (+{total}) is outside the {size}-byte {what}"
+        if sel.size > 1:
+            detail += f" ({sel.size} threads in this batch)"
+        m.rec.finding("memory", key, dict(space=space, kind=kind, line=line, block=blk, thread=thread,
+                                          address=a, detail=detail))
+
+
+# ---------------------------------------------------------------------------- atomics
+
+def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
+    aop = next((mo for mo in ins.mods if mo in _ATOM_OPS), None)
+    if aop is None:
+        raise Unsupported(f"opcode {ins.full}")
+    dt = np.dtype(DTYPES[t])
+    o = ins.operands
+    if returns:
+        wr, addr_op, srcs = writer(o[0], dt), o[1], o[2:]
+    else:
+        wr, addr_op, srcs = None, o[0], o[1:]
+    addr_of = _address_reader(addr_op, ctx)
+    rb = reader(srcs[0], dt)
+    rc = reader(srcs[1], dt) if aop == "cas" else None
+    esize = dt.itemsize
+    ut = UINT[esize]
+    line = ins.line
+    if space == "const" or space == "param" or space == "local":
+        raise Unsupported(f"opcode {ins.full}")
+
+    def h(x):
+        addr = np.broadcast_to(np.asarray(addr_of(x), dtype=np.uint64), (x.n,))
+        b = np.broadcast_to(np.asarray(rb(x), dtype=dt), (x.n,))
+        c = np.broadcast_to(np.asarray(rc(x), dtype=dt), (x.n,)) if rc is not None else None
+        old = np.full(x.n, np.iinfo(ut).max, dtype=ut).view(dt)
+        sp = space
+        a = addr
+        if sp == "generic":
+            sh = _lane_window(addr, SHARED_WINDOW)
+            if (sh & x.mask).any() and not (~sh & x.mask).any():
+                sp, a = "shared", addr - np.uint64(SHARED_WINDOW)
+            elif (sh & x.mask).any():
+                raise Unsupported("a generic atomic mixing shared and global addresses")
+            else:
+                sp = "global"
+        data, bidx, ok = _atom_target(x, sp, a, esize, line)
+        lanes_ok = np.flatnonzero(ok)
+        if lanes_ok.size:
+            _apply_atomic(data, bidx[lanes_ok], esize, dt, aop, b[lanes_ok],
+                          None if c is None else c[lanes_ok], old, lanes_ok, ins)
+        if wr is not None:
+            wr(x, old)
+    return h
+
+
+def _atom_target(x, space, addr, esize, line):
+    m = x.m
+    mask = x.mask
+    if space == "global":
+        code = m.heap.check(addr, esize)
+        bidx = m.heap.byte_index(addr)
+        data = m.heap.data
+    else:
+        off = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
+        code = m.shared.check(off, esize)
+        bidx = m.shared.byte_index(m.lane_block[x.lanes()], np.where(code == memory.OK, off, 0))
+        data = m.shared.data
+    bad = mask & (code != memory.OK)
+    if bad.any():
+        _record_faults(x, space, addr, code, bad, esize, True, line)
+    return data, bidx, mask & (code == memory.OK)
+
+
+def _combine(aop, cur, b, c, dt):
+    if aop == "add":
+        if dt.kind == "f":
+            return (cur + b).astype(dt)
+        return np.add(cur, b, dtype=dt)
+    if aop == "min":
+        return np.fmin(cur, b) if dt.kind == "f" else np.minimum(cur, b)
+    if aop == "max":
+        return np.fmax(cur, b) if dt.kind == "f" else np.maximum(cur, b)
+    if aop == "exch":
+        return b
+    if aop == "cas":
+        return np.where(cur == b, c, cur).astype(dt)
+    if aop == "inc":
+        return np.where(cur >= b, dt.type(0), cur + dt.type(1)).astype(dt)
+    if aop == "dec":
+        return np.where((cur == 0) | (cur > b), b, cur - dt.type(1)).astype(dt)
+    fn = {"and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}[aop]
+    return fn(cur, b)
+
+
+def _apply_atomic(data, bidx, esize, dt, aop, b, c, old, lanes, ins):
+    """Apply the atomic in lane order (deterministic; any serial order is legal)."""
+    ut = UINT[esize]
+    view = data.view(ut)
+    word = bidx // esize
+    order = np.argsort(word, kind="stable")
+    ws = word[order]
+    starts = np.flatnonzero(np.r_[True, ws[1:] != ws[:-1]])
+    counts = np.diff(np.r_[starts, ws.size])
+    if aop == "add" and dt.kind in "iu":
+        # exclusive prefix sums per address: exact for integer addition in any order
+        bv = b[order].astype(dt)
+        cs = np.cumsum(bv, dtype=dt)
+        seg_base = np.repeat(cs[starts] - bv[starts], counts)
+        excl = (cs - bv - seg_base).astype(dt)
+        cur = np.repeat(view[ws[starts]].view(dt), counts)
+        old[lanes[order]] = np.add(cur, excl, dtype=dt)
+        tot = np.add.reduceat(bv, starts, dtype=dt)
+        view[ws[starts]] = np.add(view[ws[starts]].view(dt), tot, dtype=dt).view(ut)
+        return
+    acc_fn = {"add": np.add, "min": np.fmin if dt.kind == "f" else np.minimum,
+              "max": np.fmax if dt.kind == "f" else np.maximum}.get(aop)
+    if acc_fn is not None and starts.size <= 256 and counts.max() > 8:
+        # few hot addresses: one sequential accumulate per address, in lane order
+        bo = b[order].astype(dt)
+        lo = lanes[order]
+        for s0, n in zip(starts, counts):
+            w = ws[s0]
+            seq = np.concatenate([view[w:w + 1].view(dt), bo[s0:s0 + n]])
+            acc = acc_fn.accumulate(seq, dtype=dt)
+            old[lo[s0:s0 + n]] = acc[:-1]
+            view[w] = acc[-1:].view(ut)[0]
+        return
+    rank = np.arange(ws.size) - np.repeat(starts, counts)
+    rank_of = np.empty_like(rank)
+    rank_of[order] = rank
+    by_rank = np.argsort(rank_of, kind="stable")
+    bounds = np.searchsorted(rank_of[by_rank], np.arange(int(counts.max()) + 1))
+    for r in range(int(counts.max())):
+        sel = by_rank[bounds[r]:bounds[r + 1]]
+        cur = view[word[sel]].view(dt)
+        new = _combine(aop, cur, b[sel], None if c is None else c[sel], dt)
+        old[lanes[sel]] = cur
+        view[word[sel]] = np.asarray(new, dtype=dt).view(ut)

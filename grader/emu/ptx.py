@@ -1,0 +1,526 @@
+"""Parse the PTX text NVRTC emits into a `Module` of kernels and instructions.
+
+The parser is deliberately forgiving about what it does not need (directives such as `.maxntid`,
+`.pragma`, cache qualifiers) and exact about what it does: operands, guards, declarations and the
+`.loc` line of every instruction. Opcodes are not validated here; an unknown opcode only matters
+if it is executed, and the machine reports it then.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# ---------------------------------------------------------------- operands
+
+
+@dataclass(frozen=True)
+class Reg:
+    """A register (`%r1`) or special register (`%tid.x`)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Imm:
+    """An integer immediate."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class FImm:
+    """A float immediate, kept as its raw bits (`0f3F800000` -> width 32)."""
+
+    bits: int
+    width: int
+
+
+@dataclass(frozen=True)
+class Sym:
+    """A symbol (variable, label or function name), optionally with a byte offset."""
+
+    name: str
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class Addr:
+    """A memory operand `[base+offset]`; base is a Reg, a Sym or None (absolute)."""
+
+    base: Reg | Sym | None
+    offset: int
+
+
+@dataclass(frozen=True)
+class Vec:
+    """A vector operand `{%f1, %f2}`; items may be Sink."""
+
+    items: tuple
+
+
+@dataclass(frozen=True)
+class Pair:
+    """`%r1|%p1`: a destination plus a predicate destination (shfl, setp)."""
+
+    first: object
+    second: object
+
+
+@dataclass(frozen=True)
+class Sink:
+    """`_`: a destination that is discarded."""
+
+
+@dataclass(frozen=True)
+class Not:
+    """`!%p1`: a negated predicate source."""
+
+    inner: Reg
+
+
+@dataclass(frozen=True)
+class Group:
+    """`(a, b)`: the parenthesised lists of a `call`."""
+
+    items: tuple
+
+
+# ---------------------------------------------------------------- declarations
+
+
+@dataclass(frozen=True)
+class ParamInfo:
+    """One kernel parameter: name, PTX type (`u64`, `f32`, or `b8` for by-value structs), size."""
+
+    name: str
+    ptx_type: str
+    size: int
+    align: int = 1
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class VarDecl:
+    """A `.global/.const/.shared/.local` variable."""
+
+    name: str
+    space: str
+    align: int
+    elem_type: str
+    size: int  # bytes; 0 for `.extern .shared x[]`
+    init: bytes | None = None
+    extern: bool = False
+
+
+@dataclass(frozen=True)
+class Instr:
+    """One PTX instruction."""
+
+    opcode: str
+    mods: tuple[str, ...]
+    operands: tuple
+    guard: tuple[str, bool] | None  # (predicate register, negated)
+    line: int  # submission source line, 0 when unknown
+    text: str
+
+    @property
+    def full(self) -> str:
+        return ".".join((self.opcode,) + self.mods)
+
+
+@dataclass
+class Kernel:
+    """An `.entry` function."""
+
+    name: str
+    params: tuple[ParamInfo, ...]
+    regs: dict[str, str]  # register name -> declared type
+    shared: list[VarDecl]
+    local: list[VarDecl]
+    instrs: list[Instr]
+    labels: dict[str, int]
+    param_bytes: int = 0
+
+
+@dataclass
+class Module:
+    """A parsed PTX module."""
+
+    kernels: dict[str, Kernel] = field(default_factory=dict)
+    variables: list[VarDecl] = field(default_factory=list)  # module-scope .global/.const
+    extern_shared: list[VarDecl] = field(default_factory=list)
+    functions: set[str] = field(default_factory=set)  # declared .func names (callees)
+
+
+class PTXParseError(ValueError):
+    """The text is not PTX this parser understands."""
+
+
+# ---------------------------------------------------------------- lexing
+
+_TYPE_SIZES = {
+    "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
+    "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4,
+    "b64": 8, "u64": 8, "s64": 8, "f64": 8, "pred": 1, "b128": 16,
+}
+
+_LINE_DIRECTIVES = (".loc", ".file", ".version", ".target", ".address_size", ".section")
+
+
+def type_size(t: str) -> int:
+    """Size in bytes of a PTX fundamental type."""
+    return _TYPE_SIZES[t]
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def _statements(text: str):
+    """Yield ('dir', line_text) for line directives and ('stmt', text, term) otherwise.
+
+    term is ';', '{', '}' or ':' (a label). Braces inside an initialiser (`= {1, 2}`) and inside
+    parentheses stay part of their statement.
+    """
+    buf: list[str] = []
+    paren = 0
+    init_brace = 0
+    for raw in text.split("\n"):
+        s = raw.strip()
+        if s.split(None, 1)[:1] and s.split(None, 1)[0] in _LINE_DIRECTIVES and not "".join(buf).strip():
+            buf = []
+            yield ("dir", s)
+            continue
+        for ch in raw:
+            if ch == "(":
+                paren += 1
+            elif ch == ")":
+                paren -= 1
+            if paren == 0 and init_brace == 0:
+                if ch == ";":
+                    yield ("stmt", "".join(buf).strip(), ";")
+                    buf = []
+                    continue
+                if ch == "{":
+                    cur = "".join(buf)
+                    if "=" in cur:
+                        init_brace += 1
+                        buf.append(ch)
+                        continue
+                    # a vector operand `{%r1, %r2}` inside an instruction
+                    if cur.strip() and not cur.strip().startswith(".") and not _is_header(cur):
+                        init_brace += 1
+                        buf.append(ch)
+                        continue
+                    yield ("stmt", cur.strip(), "{")
+                    buf = []
+                    continue
+                if ch == "}":
+                    yield ("stmt", "".join(buf).strip(), "}")
+                    buf = []
+                    continue
+                if ch == ":" and re.fullmatch(r"\s*[$%\w]+\s*", "".join(buf)):
+                    yield ("stmt", "".join(buf).strip(), ":")
+                    buf = []
+                    continue
+            elif init_brace and ch == "}":
+                init_brace -= 1
+            elif init_brace and ch == "{":
+                init_brace += 1
+            buf.append(ch)
+        buf.append(" ")
+
+
+def _is_header(text: str) -> bool:
+    return bool(re.search(r"\.(entry|func)\b", text))
+
+
+# ---------------------------------------------------------------- operand parsing
+
+_INT_RE = re.compile(r"^[+-]?(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)[uU]?$")
+
+
+def _split_top(s: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return parts
+
+
+def _parse_int(s: str) -> int:
+    s = s.strip().rstrip("uU")
+    neg = s.startswith("-")
+    s = s.lstrip("+-")
+    if s.lower().startswith("0x"):
+        v = int(s, 16)
+    elif s.lower().startswith("0b"):
+        v = int(s[2:], 2)
+    elif len(s) > 1 and s.startswith("0"):
+        v = int(s, 8)
+    else:
+        v = int(s)
+    return -v if neg else v
+
+
+def parse_operand(s: str):
+    """Parse one operand string."""
+    s = s.strip()
+    if s == "_":
+        return Sink()
+    if s.startswith("!"):
+        return Not(Reg(s[1:].strip()))
+    if s.startswith("{") and s.endswith("}"):
+        return Vec(tuple(parse_operand(p) for p in _split_top(s[1:-1])))
+    if s.startswith("(") and s.endswith(")"):
+        return Group(tuple(parse_operand(p) for p in _split_top(s[1:-1])))
+    if s.startswith("["):
+        inner = s[1:-1].strip()
+        m = re.fullmatch(r"([^+\-]+?)?\s*(?:([+-])\s*(.+))?", inner)
+        if inner and _INT_RE.match(inner):
+            return Addr(None, _parse_int(inner))
+        base_s, sign, off_s = m.group(1), m.group(2), m.group(3)
+        off = 0
+        if off_s is not None:
+            off = _parse_int(off_s.replace(" ", ""))
+            if sign == "-":
+                off = -off
+        base_s = (base_s or "").strip()
+        base = Reg(base_s) if base_s.startswith("%") else Sym(base_s)
+        return Addr(base, off)
+    if "|" in s:
+        a, b = s.split("|", 1)
+        return Pair(parse_operand(a), parse_operand(b))
+    if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", s):
+        return FImm(int(s[2:], 16), 32)
+    if re.fullmatch(r"0[dD][0-9a-fA-F]{16}", s):
+        return FImm(int(s[2:], 16), 64)
+    if _INT_RE.match(s):
+        return Imm(_parse_int(s))
+    if re.fullmatch(r"[+-]?\d+\.\d*([eE][+-]?\d+)?", s):
+        import struct
+
+        return FImm(struct.unpack("<Q", struct.pack("<d", float(s)))[0], 64)
+    if s.startswith("%"):
+        return Reg(s)
+    m = re.fullmatch(r"([$\w.]+)\s*\+\s*(\d+)", s)
+    if m:
+        return Sym(m.group(1), int(m.group(2)))
+    return Sym(s)
+
+
+# ---------------------------------------------------------------- declarations
+
+
+def _parse_var(stmt: str, space: str) -> VarDecl:
+    init = None
+    if "=" in stmt:
+        stmt, init_s = stmt.split("=", 1)
+        init_s = init_s.strip()
+    else:
+        init_s = None
+    toks = stmt.split()
+    extern = ".extern" in toks
+    align = 1
+    elem = None
+    name = None
+    for i, t in enumerate(toks):
+        if t == ".align":
+            align = int(toks[i + 1])
+        elif t.startswith(".") and t[1:] in _TYPE_SIZES:
+            elem = t[1:]
+    name_tok = toks[-1]
+    elem = elem or "b8"
+    esize = _TYPE_SIZES[elem]
+    m = re.fullmatch(r"([$\w.]+)((?:\[\d*\])*)", name_tok)
+    if not m:
+        raise PTXParseError(f"cannot parse declaration: {stmt}")
+    name = m.group(1)
+    count = 1
+    for d in re.findall(r"\[(\d*)\]", m.group(2)):
+        count *= int(d) if d else 0
+    size = count * esize
+    align = max(align, esize)
+    if init_s is not None:
+        vals = [v for v in re.split(r"[\s,{}]+", init_s) if v]
+        data = bytearray()
+        for v in vals:
+            if re.fullmatch(r"0[fF][0-9a-fA-F]{8}", v):
+                iv = int(v[2:], 16)
+            elif re.fullmatch(r"0[dD][0-9a-fA-F]{16}", v):
+                iv = int(v[2:], 16)
+            elif _INT_RE.match(v):
+                iv = _parse_int(v)
+            else:
+                iv = 0  # symbol address initialisers (generic pointers) are not supported
+            data += (iv & ((1 << (8 * esize)) - 1)).to_bytes(esize, "little")
+        init = bytes(data[:size]).ljust(size, b"\0")
+    return VarDecl(name, space, align, elem, size, init, extern)
+
+
+def _parse_params(header: str) -> tuple[ParamInfo, ...]:
+    m = re.search(r"\((.*)\)", header, flags=re.S)
+    if not m:
+        return ()
+    out = []
+    offset = 0
+    for p in _split_top(m.group(1)):
+        toks = p.split()
+        align = None
+        ptype = None
+        for i, t in enumerate(toks):
+            if t == ".align":
+                align = int(toks[i + 1])
+            elif t.startswith(".") and t[1:] in _TYPE_SIZES:
+                ptype = t[1:]
+        nm = re.fullmatch(r"([$\w.]+)(?:\[(\d+)\])?", toks[-1])
+        name = nm.group(1)
+        esize = _TYPE_SIZES[ptype]
+        size = esize * (int(nm.group(2)) if nm.group(2) else 1)
+        align = align or esize
+        offset = (offset + align - 1) // align * align
+        out.append(ParamInfo(name, ptype, size, align, offset))
+        offset += size
+    return tuple(out)
+
+
+def _parse_loc(d: str, current: int) -> int:
+    # `.loc 1 12 5` or `.loc 2 30 1, function_name ..., inlined_at 1 12 5`
+    m = re.match(r"\.loc\s+(\d+)\s+(\d+)", d)
+    if not m:
+        return current
+    file_no, line = int(m.group(1)), int(m.group(2))
+    inl = re.search(r"inlined_at\s+(\d+)\s+(\d+)", d)
+    if file_no == 1:
+        return line
+    if inl and int(inl.group(1)) == 1:
+        return int(inl.group(2))
+    return current
+
+
+def _parse_instr(stmt: str, line: int) -> Instr:
+    text = " ".join(stmt.split())
+    s = text
+    guard = None
+    if s.startswith("@"):
+        g, s = s.split(None, 1)
+        neg = g.startswith("@!")
+        guard = (g[2:] if neg else g[1:], neg)
+    parts = s.split(None, 1)
+    op_full = parts[0]
+    rest = parts[1] if len(parts) > 1 else ""
+    pieces = op_full.split(".")
+    opcode = pieces[0]
+    mods = tuple(pieces[1:])
+    operands = tuple(parse_operand(p) for p in _split_top(rest)) if rest else ()
+    return Instr(opcode, mods, operands, guard, line, text)
+
+
+def parse(text: str) -> Module:
+    """Parse PTX text into a Module."""
+    mod = Module()
+    text = _strip_comments(text)
+    kernel: Kernel | None = None
+    in_func_body = False  # a non-entry .func body we skip
+    depth = 0
+    line = 0
+    for item in _statements(text):
+        if item[0] == "dir":
+            if item[1].startswith(".loc"):
+                line = _parse_loc(item[1], line)
+            continue
+        _, stmt, term = item
+        if term == "{":
+            if stmt and _is_header(stmt):
+                if ".entry" in stmt:
+                    name = re.search(r"\.entry\s+([$\w]+)", stmt).group(1)
+                    params = _parse_params(stmt)
+                    kernel = Kernel(name, params, {}, [], [], [], {})
+                    kernel.param_bytes = max((p.offset + p.size for p in params), default=0)
+                    mod.kernels[name] = kernel
+                else:
+                    in_func_body = True
+                    nm = re.search(r"\.func\s+(?:\([^)]*\)\s*)?([$\w]+)", stmt)
+                    if nm:
+                        mod.functions.add(nm.group(1))
+                depth = 1
+                line = 0
+            else:
+                if stmt:
+                    _handle_stmt(stmt, mod, kernel, in_func_body, line)
+                depth += 1 if depth else 0
+            continue
+        if term == "}":
+            if stmt:
+                _handle_stmt(stmt, mod, kernel, in_func_body, line)
+            if depth:
+                depth -= 1
+                if depth == 0:
+                    kernel = None
+                    in_func_body = False
+            continue
+        if term == ":":
+            if kernel is not None and not in_func_body:
+                kernel.labels[stmt] = len(kernel.instrs)
+            continue
+        if stmt:
+            _handle_stmt(stmt, mod, kernel, in_func_body, line)
+    return mod
+
+
+def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line: int) -> None:
+    if skip:
+        return
+    toks = stmt.split()
+    head = toks[0]
+    if kernel is None:
+        # module scope
+        if _is_header(stmt):
+            nm = re.search(r"\.func\s+(?:\([^)]*\)\s*)?([$\w]+)", stmt)
+            if nm:
+                mod.functions.add(nm.group(1))
+            return
+        if ".global" in toks or ".const" in toks:
+            space = "global" if ".global" in toks else "const"
+            mod.variables.append(_parse_var(stmt, space))
+        elif ".shared" in toks:
+            mod.extern_shared.append(_parse_var(stmt, "shared"))
+        return
+    if head.startswith("."):
+        if head == ".reg":
+            _declare_regs(stmt, kernel)
+        elif head == ".shared" or (head == ".extern" and ".shared" in toks):
+            kernel.shared.append(_parse_var(stmt, "shared"))
+        elif head == ".local":
+            kernel.local.append(_parse_var(stmt, "local"))
+        # .param inside call blocks, .maxntid, .pragma ...: nothing to do
+        return
+    kernel.instrs.append(_parse_instr(stmt, line))
+
+
+def _declare_regs(stmt: str, kernel: Kernel) -> None:
+    toks = stmt.replace(",", " ").split()
+    rtype = None
+    for t in toks[1:]:
+        if t.startswith(".") and t[1:] in _TYPE_SIZES:
+            rtype = t[1:]
+            continue
+        if t.startswith(".v"):
+            continue
+        m = re.fullmatch(r"(%?[$\w]+)<(\d+)>", t)
+        if m:
+            for i in range(int(m.group(2))):
+                kernel.regs[f"{m.group(1)}{i}"] = rtype
+        elif rtype:
+            kernel.regs[t] = rtype
