@@ -126,6 +126,8 @@ def _round_f64_to_f32(x: np.ndarray, rnd: str, exact_zero_neg: np.ndarray | None
     ``exact_zero_neg`` marks where an exactly-zero result of a sum must be -0 in ``rm`` mode.
     """
     y = x.astype(np.float32)
+    if rnd == "rn":
+        return _canonical_nan(y)
     finite = np.isfinite(x)
     cmp = np.where(finite, _compare(x, y.astype(np.float64)), 0).astype(np.int8)
     y = _directed(y, cmp, rnd)
@@ -147,6 +149,9 @@ def add_f32(a, b, rnd: str = "rn") -> np.ndarray:
     """``add{.rnd}.f32``: a + b rounded once to float32 in mode ``rnd`` (rn, rz, rm, rp)."""
     _check_rnd(rnd, ROUNDINGS)
     a64, b64 = _f32(a).astype(np.float64), _f32(b).astype(np.float64)
+    if rnd == "rn":
+        # 53 >= 2*24 + 2: rounding the float64 sum again to float32 is innocuous.
+        return _canonical_nan((a64 + b64).astype(np.float32))
     s, e = _two_sum(a64, b64)
     x = _round_to_odd(s, e)  # e is NaN where an operand is inf/NaN; then x = s (non-finite)
     return _round_f64_to_f32(x, rnd, _sum_zero_sign_rm(a64, b64))
