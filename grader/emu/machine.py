@@ -171,6 +171,7 @@ class Machine:
         self.params = params
         self.rec = rec
         self.shadow = shadow
+        self.shadow_blocks = 0  # blocks with linear id below this are tracked by the shadow
         self.grid = tuple(grid)
         self.block = tuple(block)
         self.dyn_shared = int(dyn_shared)
@@ -440,7 +441,8 @@ class Machine:
         self.spc[Wr, d] = self.wait_pc[Wr] + 1
         self._settle(Wr)
         if self.shadow is not None:
-            self.shadow.barrier(self.block_ids[np.flatnonzero(rel)])
+            ids = self.block_ids[np.flatnonzero(rel)]
+            self.shadow.barrier(ids[ids < self.shadow_blocks])
 
     def _bar_red(self, ins: Instr, W: np.ndarray) -> None:
         from .ptx import Reg

@@ -189,8 +189,13 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
         rec.add(line, K_WF_ST if write else K_WF_LD, wf.sum())
         rec.add(line, K_BC_ST if write else K_BC_LD, (wf - ideal).sum())
         if m.shadow is not None and ok.any():
-            m.shadow.access(m.block_ids[m.warp_block[x.W]], m.warp_in_block[x.W], off2, total, ok2,
-                            write, line)
+            gb = m.block_ids[m.warp_block[x.W]]
+            keep = gb < m.shadow_blocks
+            if keep.all():
+                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line)
+            elif keep.any():
+                m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], total, ok2[keep],
+                                write, line)
     else:
         lanes = x.lanes()
         bidx = m.local.byte_index(lanes, np.where(ok, off, 0))
