@@ -213,6 +213,8 @@ class Machine:
         self.shared = memory.BlockedSpace(self.nb, self.shared_bytes, 0xFF)
         self.local = memory.BlockedSpace(L if code.local_bytes else 1, code.local_bytes, 0)
         self.bar_pred = np.zeros(L, dtype=bool)
+        self.lane_shared_base = self.lane_block * self.shared.stride
+        self.lane_local_base = lane * self.local.stride if code.local_bytes else np.zeros(L, dtype=np.int64)
         # SIMT stacks
         self.D = 16
         self.spc = np.zeros((self.NW, self.D), dtype=np.int64)

@@ -33,8 +33,19 @@ COUNTER_KEYS = (K_SECT_LD, K_SECT_ST, K_REQ_LD, K_REQ_ST, K_SH_LD, K_SH_ST, K_WF
                 K_BC_LD, K_BC_ST)
 
 
-def _address_reader(op: Addr, ctx):
-    """Closure x -> uint64 address array (or scalar) of a memory operand, in its space."""
+def _address_reader(op: Addr, ctx, bits: int = 64):
+    """Closure x -> address array (or scalar) of a memory operand, in its space.
+
+    Shared and local addresses are 32-bit window offsets (PTX truncates wider registers), so they
+    are read as uint32 and wrap there.
+    """
+    if bits == 32:
+        off32 = np.uint32(op.offset & 0xFFFFFFFF)
+        if isinstance(op.base, Reg):
+            r = reader(op.base, np.uint32)
+            return lambda x: np.asarray(r(x), dtype=np.uint32) + off32
+        a = _address_reader(op, ctx, 64)
+        return lambda x: np.asarray(a(x), dtype=np.uint64).astype(np.uint32)
     off = np.uint64(op.offset & 0xFFFFFFFFFFFFFFFF)
     if isinstance(op.base, Reg):
         r = reader(op.base, np.uint64)
@@ -81,7 +92,7 @@ def _ldst(ins: Instr, ctx, space: str, t: str, is_load: bool):
         raise Unsupported(f"operand shape of {ins.full}")
     if space == "param":
         return _param(ins, ctx, addr_op, items, dt, is_load)
-    addr_of = _address_reader(addr_op, ctx)
+    addr_of = _address_reader(addr_op, ctx, 32 if space in ("shared", "local") else 64)
     ut = UINT[esize]
     line = ins.line
     if is_load:
@@ -130,8 +141,11 @@ def _lane_window(addr: np.ndarray, base: int) -> np.ndarray:
 
 def access(x, space: str, addr, esize: int, nvec: int, write: bool, vals, line: int):
     """Load (returns a list of nvec uint arrays) or store `vals` for the masked lanes of x."""
-    addr = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (x.n,))
     mask = x.mask
+    if space in ("shared", "local"):
+        addr = np.broadcast_to(np.asarray(addr, dtype=np.uint32), (x.n,))
+        return _window_access(x, space, addr, mask, esize, nvec, write, vals, line)
+    addr = np.broadcast_to(np.asarray(addr, dtype=np.uint64), (x.n,))
     if space == "generic":
         sh = _lane_window(addr, SHARED_WINDOW)
         lo = _lane_window(addr, LOCAL_WINDOW)
@@ -151,65 +165,102 @@ def access(x, space: str, addr, esize: int, nvec: int, write: bool, vals, line: 
 
 
 def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
+    if space != "global":
+        return _window_access(x, space, addr, mask, esize, nvec, write, vals, line)
     m = x.m
     rec = m.rec
     total = esize * nvec
     ut = UINT[esize]
-    if space == "global":
-        code = m.heap.check(addr, total)
-        data = m.heap.data
-        bidx = None
-    elif space == "shared":
-        off = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        code = m.shared.check(off, total)
-        data = m.shared.data
-    else:
-        off = (addr & np.uint64(0xFFFFFFFF)).astype(np.int64)
-        code = m.local.check(off, total)
-        data = m.local.data
+    code = m.heap.check(addr, total)
     bad = mask & (code != memory.OK)
     ok = mask & (code == memory.OK)
     if bad.any():
         _record_faults(x, space, addr, code, bad, total, write, line)
-    lanes = None
-    if space == "global":
-        bidx = m.heap.byte_index(addr)
-        ok2 = ok.reshape(-1, WARP)
-        sect = traffic.global_sectors(addr.reshape(-1, WARP), total, ok2)
-        rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
-        rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
-    elif space == "shared":
-        lanes = x.lanes()
-        blk = m.lane_block[lanes]
-        bidx = m.shared.byte_index(blk, np.where(ok, off, 0))
-        ok2 = ok.reshape(-1, WARP)
-        off2 = np.where(ok, off, 0).astype(np.uint64).reshape(-1, WARP)
-        wf, ideal = traffic.shared_wavefronts(off2, total, ok2)
-        rec.add(line, K_SH_ST if write else K_SH_LD, x.W.size)
-        rec.add(line, K_WF_ST if write else K_WF_LD, wf.sum())
-        rec.add(line, K_BC_ST if write else K_BC_LD, (wf - ideal).sum())
-        if m.shadow is not None and ok.any():
-            gb = m.block_ids[m.warp_block[x.W]]
-            keep = gb < m.shadow_blocks
-            if keep.all():
-                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line)
-            elif keep.any():
-                m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], total, ok2[keep],
-                                write, line)
-    else:
-        lanes = x.lanes()
-        bidx = m.local.byte_index(lanes, np.where(ok, off, 0))
-    sel = bidx[ok]
+    ok2 = ok.reshape(-1, WARP)
+    sect = traffic.global_sectors(addr.reshape(-1, WARP), total, ok2)
+    rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
+    rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
+    return _move(m.heap.data, m.heap.byte_index(addr), ok, x.n, esize, nvec, ut, write, vals)
+
+
+def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):
+    """Gather (load) or scatter (store) the ok lanes; a lane that is not ok reads all ones."""
+    full = ok.all()
+    sel = bidx if full else bidx[ok]
     if write:
         for k in range(nvec):
-            memory.scatter(data, sel + k * esize, esize, vals[k][ok])
+            memory.scatter(data, sel + k * esize if k else sel, esize, vals[k] if full else vals[k][ok])
         return None
     out = []
     for k in range(nvec):
-        v = np.full(x.n, np.iinfo(ut).max, dtype=ut)
-        v[ok] = memory.gather(data, sel + k * esize, esize)
-        out.append(v)
+        g = memory.gather(data, sel + k * esize if k else sel, esize)
+        if full:
+            out.append(g)
+        else:
+            v = np.full(n, np.iinfo(ut).max, dtype=ut)
+            v[ok] = g
+            out.append(v)
     return out
+
+
+def _wavefronts(off2: np.ndarray, total: int, ok2: np.ndarray) -> tuple[int, int]:
+    """Summed (wavefronts, ideal) over the batch's warps.
+
+    Bank counts do not change when all of a warp's offsets move by a multiple of 4 bytes (banks
+    rotate), so when every warp shows the same pattern up to such a shift (the usual case in a
+    grid-wide batch) one warp is modelled and the result multiplied.
+    """
+    w = off2.shape[0]
+    if w > 1 and ok2.all():
+        norm = off2 - (off2.min(axis=1) & np.uint32(0xFFFFFFFC))[:, None]
+        if (norm == norm[0]).all():
+            wf, ideal = traffic.shared_wavefronts(norm[:1].astype(np.uint64), total, ok2[:1])
+            return int(wf[0]) * w, int(ideal[0]) * w
+    wf, ideal = traffic.shared_wavefronts(np.where(ok2, off2, 0).astype(np.uint64), total, ok2)
+    return int(wf.sum()), int(ideal.sum())
+
+
+def _window_access(x, space, addr, mask, esize, nvec, write, vals, line):
+    """Shared (per block) or local (per thread) access; the address is truncated to 32 bits."""
+    m = x.m
+    rec = m.rec
+    total = esize * nvec
+    ut = UINT[esize]
+    off = addr if addr.dtype == np.uint32 else addr.astype(np.uint32)
+    sp = m.shared if space == "shared" else m.local
+    lim = sp.nbytes - total
+    bad_lane = (off > np.uint32(lim)) if lim >= 0 else np.ones(off.shape, dtype=bool)
+    if total & (total - 1) == 0:
+        bad_lane = bad_lane | ((off & np.uint32(total - 1)) != 0)
+    else:
+        bad_lane = bad_lane | ((off % np.uint32(esize)) != 0)
+    bad = mask & bad_lane
+    if bad.any():
+        code = np.where(off.astype(np.int64) + total > sp.nbytes, memory.OUT_OF_BOUNDS, memory.MISALIGNED)
+        _record_faults(x, space, off.astype(np.uint64), code.astype(np.int8), bad, total, write, line)
+        ok = mask & ~bad_lane
+    else:
+        ok = mask
+    if space == "shared":
+        bidx = m.lane_shared_base[x.idx] + off
+        ok2 = ok.reshape(-1, WARP)
+        off2 = off.reshape(-1, WARP)
+        wf, ideal = _wavefronts(off2, total, ok2)
+        rec.add(line, K_SH_ST if write else K_SH_LD, x.W.size)
+        rec.add(line, K_WF_ST if write else K_WF_LD, wf)
+        rec.add(line, K_BC_ST if write else K_BC_LD, wf - ideal)
+        if m.shadow is not None and ok.any():
+            gb = m.block_ids[m.warp_block[x.W]]
+            keep = gb < m.shadow_blocks
+            o64 = off2.astype(np.uint64)
+            if keep.all():
+                m.shadow.access(gb, m.warp_in_block[x.W], o64, total, ok2, write, line)
+            elif keep.any():
+                m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], o64[keep], total, ok2[keep],
+                                write, line)
+    else:
+        bidx = m.lane_local_base[x.idx] + off
+    return _move(sp.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
 
 
 def _record_faults(x, space, addr, code, bad, total, write, line):
