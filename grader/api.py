@@ -189,7 +189,7 @@ def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResu
             skipped.append(NotRun(NAMES[category], category, "timing needs a GPU"))
         elif category != "compile":
             tests.append(TestResult(NAMES[category], category, 0.0, c.points, False, "Not graded: the submission did not compile.",
-                                    visibility=c.visibility))
+                                    visibility=c.visibility, extra={"gated": True}))
     return tests, skipped
 
 

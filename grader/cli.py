@@ -110,3 +110,30 @@ def _guard(work) -> None:
     except Exception as exc:  # a bug in the grader: say so plainly, never a silent wrong grade
         click.echo(f"grade: internal error (please report it): {type(exc).__name__}: {exc}", err=True)
         sys.exit(int(ExitCode.GRADER_FAILED))
+
+
+@main.command("validate")
+@click.argument("exercise_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
+@_backend_option
+@click.option("--seed", type=int, default=1, show_default=True, help="Base seed, so a validation is reproducible.")
+def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> None:
+    """Prove exercises are ready to hand out.
+
+    Checks that the spec validates, the reference scores full marks, the skeleton compiles and fails
+    correctness, and each wrong submission fails the category its `// expect:` line names (and
+    nothing its `// also:` line does not declare). Exit 0 only if every promise holds.
+    """
+    from .validate import validate
+
+    def work() -> None:
+        all_ok = True
+        for folder in exercise_dirs:
+            result = validate(folder, backend=backend, seed=seed, progress=lambda what: click.echo(f"  ... {what}", err=True))
+            click.echo(f"{result.exercise} ({result.backend}):")
+            for ok, text in result.items:
+                click.echo(f"  {'ok  ' if ok else 'FAIL'}  {text}")
+            all_ok &= result.ok
+        click.echo("all exercises valid" if all_ok else "some promises do not hold")
+        sys.exit(0 if all_ok else 1)
+
+    _guard(work)

@@ -104,9 +104,10 @@ def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestRes
         return None
     if need_all and not summary.all_passed:
         return verdict(name, conf, False, f"Not graded: the kernel must pass every correctness size first "
-                                          f"({summary.passed_cases} of {summary.total_cases} passed).")
+                                          f"({summary.passed_cases} of {summary.total_cases} passed).", extra={"gated": True})
     if not need_all and not summary.any_passed:
-        return verdict(name, conf, False, "Not graded: the kernel did not produce a correct result at any size yet.")
+        return verdict(name, conf, False, "Not graded: the kernel did not produce a correct result at any size yet.",
+                       extra={"gated": True})
     return None
 
 
