@@ -79,9 +79,9 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         tests, skipped = _not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
-    compiled = _compile(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+    compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
     mine = compiled.get("submission", {})
-    problem = _compile_problem(spec, sub.name, mine)
+    problem = compile_problem(spec, sub.name, mine)
     if problem:
         tests, skipped = _not_compiled(spec, backend, problem)
         return report(tests, skipped, sha=sub.sha256)
@@ -95,7 +95,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         "emu": {k: v["ptx"] for k, v in compiled.items() if v.get("ok")},
     }
     runner = Runner(exercise_root=exercise.root, workdir=tmp, modules=modules, limits=spec.limits,
-                    env=_child_env(tmp))
+                    env=child_env(tmp))
     ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=find_tools() if backend == "gpu" else Tools(),
                   source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
     tests: list[TestResult] = [compile_test] if compile_test else []
@@ -122,7 +122,7 @@ def _run_planned(ctx: Context) -> str:
     return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
 
 
-def _compile(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:
+def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:
     """Compile the submission (and the reference solution) in a child with the spec's time limit."""
     src = tmp / "submission.cu"
     src.write_text(sub.source, encoding="utf-8")
@@ -133,7 +133,7 @@ def _compile(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict
     summary = tmp / "compile-summary.json"
     job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary)}))
     limit = exercise.spec.limits.compile_seconds
-    child = run_child(python_argv("grader.compile", str(job)), timeout=limit * len(sources), env=_child_env(tmp),
+    child = run_child(python_argv("grader.compile", str(job)), timeout=limit * len(sources), env=child_env(tmp),
                       output_cap=exercise.spec.limits.output_bytes)
     done = json.loads(summary.read_text()) if summary.exists() else {}
     if "submission" not in done:
@@ -142,7 +142,7 @@ def _compile(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict
     return done
 
 
-def _compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
+def compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
     """Why the submission cannot be graded after compiling: an error, a missing or mistyped kernel."""
     if not result.get("ok"):
         text = f"{name} does not compile:\n{result.get('log', '').strip()}"
@@ -193,7 +193,7 @@ def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResu
     return tests, skipped
 
 
-def _child_env(tmp: Path) -> dict[str, str]:
+def child_env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)})
     src_root = str(Path(__file__).resolve().parent.parent)

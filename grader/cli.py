@@ -137,3 +137,28 @@ def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> No
         sys.exit(0 if all_ok else 1)
 
     _guard(work)
+
+
+@main.command("profile")
+@click.argument("exercise_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("submission", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--size", "size_text", required=True, help='Problem size: "256", or "rows=70,cols=45".')
+@_backend_option
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the counters as JSON here.")
+def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: str, json_path: Path | None) -> None:
+    """Memory counters of one launch, per source line.
+
+    Global sectors and requests, shared-memory instructions and wavefronts, keyed by Nsight Compute's
+    metric names. The emulator attributes them to your source lines; on a GPU, ncu gives the totals.
+    """
+    from . import profile as profile_module
+
+    def work() -> None:
+        ex = exercise_module.load(exercise_dir)
+        sizes = profile_module.parse_sizes(size_text, ex.spec.sizes)
+        result = profile_module.profile(exercise_dir, submission, sizes, backend=backend)
+        if json_path:
+            json_path.write_text(json.dumps(result.to_json(), indent=2))
+        click.echo("\n".join(profile_module.table(result)))
+
+    _guard(work)

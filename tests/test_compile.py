@@ -27,7 +27,7 @@ def test_signature_problems_are_named(level2):
     for source, words in cases.items():
         result = compile_source(source, "s.cu")
         assert result.ok, result.log
-        problem = api._compile_problem(spec, "s.cu", {"ok": True, "ptx": _tmp_ptx(result.ptx)})
+        problem = api.compile_problem(spec, "s.cu", {"ok": True, "ptx": _tmp_ptx(result.ptx)})
         assert problem and words in problem, (source, problem)
 
 

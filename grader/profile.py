@@ -1,0 +1,135 @@
+"""`grade profile`: the memory counters of one launch, in total and per source line.
+
+On the emulator the counts are exact and attributed to lines through the PTX `.loc` records; on a
+GPU, Nsight Compute measures the same metric names for the whole launch.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+from . import api
+from . import exercise as exercise_module
+from . import submission as submission_module
+from .errors import UsageError
+from .stages import Runner
+from .tasks import Task
+from .tools import find_tools, ncu_wrapper, parse_ncu_csv
+
+METRICS = (
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+)
+# Short column titles for the per-line table, in METRICS order.
+TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Counters of one launch: totals keyed by Nsight Compute names, and per line where known."""
+
+    backend: str
+    sizes: Mapping[str, int]
+    counters: Mapping[str, float]
+    per_line: Mapping[int, Mapping[str, float]] = field(default_factory=dict)
+    source: str = ""
+    source_name: str = ""
+    error: str = ""
+
+    def to_json(self) -> dict:
+        return {"backend": self.backend, "sizes": dict(self.sizes), "counters": dict(self.counters),
+                "per_line": {str(k): dict(v) for k, v in sorted(self.per_line.items())}, "error": self.error}
+
+
+def parse_sizes(text: str, names: tuple[str, ...]) -> dict[str, int]:
+    """"256" for a one-variable exercise, or "rows=70,cols=45"."""
+    text = text.strip()
+    try:
+        if "=" not in text:
+            if len(names) != 1:
+                raise UsageError(f"--size needs every size variable: e.g. {','.join(f'{n}=64' for n in names)}")
+            return {names[0]: int(text)}
+        pairs = dict(part.split("=", 1) for part in text.split(","))
+        sizes = {k.strip(): int(v) for k, v in pairs.items()}
+    except ValueError:
+        raise UsageError(f"--size {text!r}: expected a number or name=number pairs") from None
+    if set(sizes) != set(names):
+        raise UsageError(f"--size must give exactly {', '.join(names)}")
+    return sizes
+
+
+def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, backend: str = "auto", seed: int = 1) -> Profile:
+    """Compile the submission and measure one launch at `sizes`."""
+    exercise = exercise_module.load(Path(exercise_dir))
+    chosen, gpu, _ = api.resolve_backend(backend)
+    sub, verdict = submission_module.read(Path(submission))
+    if sub is not None and verdict.ok:
+        verdict = submission_module.check_policy(sub, exercise.spec.limits)
+    if not verdict.ok:
+        return Profile(chosen, sizes, {}, error=verdict.message)
+    tmp = Path(tempfile.mkdtemp(prefix="kernel-grader-profile-"))
+    try:
+        compiled = api.compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+        problem = api.compile_problem(exercise.spec, sub.name, compiled.get("submission", {}))
+        if problem:
+            return Profile(chosen, sizes, {}, source=sub.source, source_name=sub.name, error=problem)
+        mine = compiled["submission"]
+        runner = Runner(exercise_root=exercise.root, workdir=tmp, limits=exercise.spec.limits, env=api.child_env(tmp),
+                        modules={"gpu": {"submission": mine["cubin"]}, "emu": {"submission": mine["ptx"]}})
+        task = Task(id="profile", kind="profile", backend=chosen, sizes=dict(sizes), seeds=(seed,), compare=False)
+        if chosen == "emu":
+            return _from_emu(runner, task, sub, sizes)
+        return _from_ncu(runner, task, sub, sizes, exercise.spec.kernel.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _from_emu(runner: Runner, task: Task, sub, sizes) -> Profile:
+    result = runner.run([task], backend="emu").results.get("profile")
+    if result is None or not result.launches:
+        return Profile("emu", sizes, {}, source=sub.source, source_name=sub.name, error=result.message if result else "no result")
+    launch = result.launches[0]
+    emu = launch.get("emu", {})
+    per_line = {int(k): v for k, v in emu.get("per_line", {}).items()}
+    return Profile("emu", sizes, emu.get("counters", {}), per_line, sub.source, sub.name, launch.get("error", ""))
+
+
+def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
+    tools = find_tools()
+    if not tools.ncu:
+        return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")
+    stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu")
+    text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
+    parsed = parse_ncu_csv(text + "\n" + "\n".join(c.stdout for c in stage.children), METRICS)
+    error = ""
+    if parsed.missing:
+        error = f"ncu did not report {', '.join(parsed.missing)}"
+    if not parsed.rows:
+        return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error=error or "ncu profiled no launch")
+    return Profile("gpu", sizes, parsed.rows[0], {}, sub.source, sub.name, error)
+
+
+def table(p: Profile) -> list[str]:
+    """The per-line table a student reads: which line costs the sectors or the conflicts."""
+    lines = [f"{p.source_name} at {', '.join(f'{k} = {v}' for k, v in p.sizes.items())} ({p.backend})"]
+    if p.error:
+        lines.append(f"  error: {p.error}")
+    src = p.source.splitlines()
+    head = "  line " + "".join(f"{t:>12}" for t in TITLES) + "  source"
+    lines.append(head)
+    for line, counters in sorted(p.per_line.items()):
+        if not any(counters.get(m, 0) for m in METRICS):
+            continue
+        text = src[line - 1].strip()[:60] if 0 < line <= len(src) else ""
+        lines.append(f"  {line:>4} " + "".join(f"{counters.get(m, 0):>12,.0f}" for m in METRICS) + f"  {text}")
+    lines.append("  total" + "".join(f"{p.counters.get(m, 0):>12,.0f}" for m in METRICS))
+    return lines
