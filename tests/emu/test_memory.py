@@ -1,0 +1,38 @@
+"""The global heap, the shared/local layout and parameter packing."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from grader.emu import memory
+from grader.emu.ptx import ParamInfo, VarDecl
+
+
+def test_allocations_are_aligned_with_guard_gaps():
+    h = memory.GlobalHeap()
+    a = h.alloc(4356, "C")
+    b = h.alloc(10, "D")
+    assert a % 256 == 0 and b % 256 == 0 and b >= a + 4356 + memory.GUARD
+    h.write(a, np.arange(1089, dtype=np.float32))
+    np.testing.assert_array_equal(h.read(a, np.float32, 1089), np.arange(1089))
+    addr = np.array([a, a + 4352, a + 4356, a + 2, b + 8, b + 6], dtype=np.uint64)
+    assert h.check(addr, 4).tolist() == [memory.OK, memory.OK, memory.OUT_OF_BOUNDS, memory.MISALIGNED,
+                                         memory.OUT_OF_BOUNDS, memory.MISALIGNED]
+    assert h.describe(a + 4356, 4) == "4 bytes past the end of the 4356-byte buffer C"
+    assert "before the start" in h.describe(b - 4, 4)
+    assert h.check(np.array([0], dtype=np.uint64), 4)[0] == memory.OUT_OF_BOUNDS
+
+
+def test_shared_layout_keeps_alignment_and_puts_dynamic_last():
+    decls = [VarDecl("a", "shared", 4, "b8", 10), VarDecl("b", "shared", 8, "b8", 64)]
+    ext = [VarDecl("dyn", "shared", 16, "b8", 0, extern=True)]
+    off, total = memory.layout_shared(decls, ext, 100)
+    assert off["a"] == 0 and off["b"] == 16 and off["dyn"] == 80 and total == 180
+
+
+def test_pack_params():
+    ps = (ParamInfo("p", "u64", 8, 8, 0), ParamInfo("n", "u32", 4, 4, 8), ParamInfo("e", "f32", 4, 4, 12))
+    raw = memory.pack_params(ps, [0x1_0000_0100, -1, 0.5])
+    assert struct.unpack_from("<QIf", raw) == (0x1_0000_0100, 0xFFFFFFFF, 0.5)
