@@ -68,7 +68,25 @@ def build(kernel: Kernel) -> CFG:
             out.append(block_at(e))
         succs.append(tuple(dict.fromkeys(out)))
 
-    ipdom = _ipdoms(len(blocks), succs)
+    # For reconvergence, a thread that leaves the kernel need not be waited for: a guarded branch
+    # into a block that only returns (NVRTC's `if (...) return;`, an early exit from a loop) and
+    # the exit edge of a guarded ret/exit are left out, so the other threads reconverge where the
+    # surviving paths meet (as the hardware's convergence barriers do) rather than at the exit.
+    def returns_at(b: int) -> bool:
+        if b >= exit_b:
+            return True
+        first = instrs[blocks[b][0]]
+        return first.opcode in ("ret", "exit") and first.guard is None
+
+    pd_succs: list[tuple[int, ...]] = []
+    for b, (s, e) in enumerate(blocks):
+        last = instrs[e - 1]
+        out = succs[b]
+        if last.guard is not None and last.opcode in ("bra", "ret", "exit") and len(out) == 2:
+            kept = tuple(t for t in out if not (t == out[0] and returns_at(t)))
+            out = kept or out
+        pd_succs.append(out)
+    ipdom = _ipdoms(len(blocks), pd_succs)
     reconverge = {}
     for b, (s, e) in enumerate(blocks):
         if instrs[e - 1].opcode == "bra":

@@ -227,6 +227,7 @@ class Machine:
         self.wait_pc = np.zeros(self.NW, dtype=np.int64)
         self.exit_pc = code.cfg.exit_pc
         self._ar = np.arange(self.NW)
+        self._ret_cache: dict[int, bool] = {}
 
     # ------------------------------------------------------------------ special registers
     def special(self, name: str) -> np.ndarray:
@@ -339,6 +340,26 @@ class Machine:
         if div.any():
             Wd, dd = W[div], d[div]
             tk, nt = taken[div], ab[div] & ~taken[div]
+            if self._returns_at(target) or self._returns_at(pc + 1):
+                # `if (...) return;`: the leaving lanes wait at the bottom of the stack and exit
+                # when the warp has nothing else to do, so they stay live (not arrived) for any
+                # barrier the others reach, and the others reconverge without them.
+                leave_t = self._returns_at(target)
+                gone = tk if leave_t else nt
+                if int(self.depth[Wd].max()) + 2 >= self.D:
+                    self._grow()
+                self.smask[Wd, :] &= ~gone[:, None]
+                self.spc[Wd, 1:] = self.spc[Wd, :-1]
+                self.smask[Wd, 1:] = self.smask[Wd, :-1]
+                self.srpc[Wd, 1:] = self.srpc[Wd, :-1]
+                self.spc[Wd, 0] = target if leave_t else pc + 1
+                self.smask[Wd, 0] = gone
+                self.srpc[Wd, 0] = -1
+                self.spc[Wd, dd + 1] = pc + 1 if leave_t else target
+                self.depth[Wd] += 1
+                x.advanced = True
+                self._settle(W)
+                return
             R = self.code.cfg.reconverge.get(pc, self.exit_pc)
             if int(self.depth[Wd].max()) + 2 >= self.D:
                 self._grow()
@@ -358,6 +379,15 @@ class Machine:
             self.depth[Wd] = slot
         x.advanced = True
         self._settle(W)
+
+    def _returns_at(self, pc: int) -> bool:
+        """Whether the instruction at pc is an unconditional ret/exit (a `return` path)."""
+        r = self._ret_cache.get(pc)
+        if r is None:
+            ins = self.instrs[pc] if pc < len(self.instrs) else None
+            r = ins is not None and ins.opcode in ("ret", "exit") and ins.guard is None
+            self._ret_cache[pc] = r
+        return r
 
     def _grow(self) -> None:
         extra = self.D
