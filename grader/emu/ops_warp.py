@@ -13,7 +13,7 @@ import numpy as np
 
 from .machine import WARP, pack
 from .operands import DTYPES, Unsupported, reader, type_mods, writer
-from .ptx import Imm, Instr, Pair
+from .ptx import Instr, Pair
 
 _LANE = np.arange(WARP, dtype=np.int64)
 
@@ -36,8 +36,7 @@ def decode(ins: Instr, ctx, pc: int):
             return lambda x: x.m.arrive(x, np.broadcast_to(rp(x), (x.n,)))
         if len(o) > 1:
             raise Unsupported(f"{ins.full} with a thread count")
-        if o and isinstance(o[0], Imm) and o[0].value != 0:
-            pass  # named barriers other than 0 behave like 0 for whole-block use
+        # named barriers other than 0 behave like barrier 0 when the whole block uses them
         return lambda x: x.m.arrive(x)
     if op == "activemask":
         wr = writer(o[0], np.uint32)
@@ -161,8 +160,7 @@ def _match(ins: Instr):
             return
         allm = pack(m2)
         eq = (bits == allm[:, None]).all(axis=1)
-        wd(x, np.where(eq[:, None], allm[:, None], 0).astype(np.uint32).repeat(1, axis=1).ravel()
-           if False else np.repeat(np.where(eq, allm, 0).astype(np.uint32), WARP))
+        wd(x, np.repeat(np.where(eq, allm, 0).astype(np.uint32), WARP))
         if wp is not None:
             wp(x, np.repeat(eq, WARP))
     return h

@@ -285,3 +285,31 @@ def test_syncthreads_inside_guard_is_reported(compile_ptx):
     a = _put(emu, "A", np.ones((32, 32), np.float32))
     r = emu.launch("bad_tiled", grid=(1, 1), block=(32, 32), args=[a, a, _put(emu, "C", np.zeros(1024, np.float32)), 32])
     assert r.status == "ok" and r.barrier_errors == ()
+
+
+DYNAMIC_SHARED = r'''
+extern "C" __global__ void dyn_sum(const float* x, float* out, int n) {
+  extern __shared__ float buf[];
+  int t = threadIdx.x;
+  buf[t] = t < n ? x[t] : 0.f;
+  __syncthreads();
+  for (int k = blockDim.x / 2; k > 0; k >>= 1) {
+    if (t < k) buf[t] += buf[t + k];
+    __syncthreads();
+  }
+  if (t == 0) out[0] = buf[0];
+}
+'''
+
+
+def test_dynamic_shared_memory(compile_ptx):
+    emu = Emulator(compile_ptx(DYNAMIC_SHARED))
+    x = np.arange(100, dtype=np.float32)
+    out = _put(emu, "out", np.zeros(1, np.float32))
+    r = emu.launch("dyn_sum", grid=(1,), block=(128,), shared_bytes=128 * 4, args=[_put(emu, "x", x), out, 100])
+    assert r.status == "ok", r.message
+    assert emu.read(out, np.float32, 1)[0] == x.sum()
+    assert r.hazards == () and r.memory_errors == ()
+    # too little dynamic shared memory for the block: reported, not a crash
+    r = emu.launch("dyn_sum", grid=(1,), block=(128,), shared_bytes=64 * 4, args=[_put(emu, "x2", x), out, 100])
+    assert any(e.space == "shared" for e in r.memory_errors)
