@@ -176,8 +176,8 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     ok = mask & (code == memory.OK)
     if bad.any():
         _record_faults(x, space, addr, code, bad, total, write, line)
-    ok2 = ok.reshape(-1, WARP)
-    sect = traffic.global_sectors(addr.reshape(-1, WARP), total, ok2)
+    # Out-of-bounds lanes still count: on the hardware their request goes out like any other.
+    sect = traffic.global_sectors(addr.reshape(-1, WARP), total, mask.reshape(-1, WARP))
     rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
     rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
     return _move(m.heap.data, m.heap.byte_index(addr), ok, x.n, esize, nvec, ut, write, vals)
