@@ -78,6 +78,9 @@ def _explain(text: str) -> str:
         return "the kernel stopped with a trap or failed assert"
     if "MISALIGNED" in text:
         return "the kernel made a misaligned access (e.g. a float4 at an address not a multiple of 16)"
-    if "INVALID_VALUE" in text or "OUT_OF_RESOURCES" in text:
-        return f"the launch was refused: {text} (too much shared memory or registers for this block size?)"
+    if "OUT_OF_RESOURCES" in text:
+        return ("the launch was refused: the kernel needs more registers per thread than this block size allows "
+                "(add __launch_bounds__(threads per block) before the kernel's name, or use fewer local variables)")
+    if "INVALID_VALUE" in text:
+        return f"the launch was refused: {text} (too much shared memory for this block size?)"
     return text
