@@ -10,6 +10,7 @@ import secrets
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -111,13 +112,15 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
 
 def _run_planned(ctx: Context) -> str:
     """Run every planned launch, one child batch per backend; return what the kernels printed."""
+    batches = {b: [t for t in ctx.planned.values() if t.backend == b] for b in ("gpu", "emu")}
+    # The emulator needs only the CPU: its batch runs beside the GPU batch rather than after it.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = [pool.submit(ctx.runner.run, tasks, backend=b) for b, tasks in batches.items() if tasks]
+        stages = [f.result() for f in futures]
     printed = []
-    for backend in ("gpu", "emu"):
-        tasks = [t for t in ctx.planned.values() if t.backend == backend]
-        if tasks:
-            stage = ctx.runner.run(tasks, backend=backend)
-            ctx.results.update(stage.results)
-            printed += [c.stdout for c in stage.children if c.stdout.strip()]
+    for stage in stages:
+        ctx.results.update(stage.results)
+        printed += [c.stdout for c in stage.children if c.stdout.strip()]
     text = "\n".join(printed).strip()
     return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
 

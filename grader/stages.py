@@ -5,12 +5,13 @@ is restarted for the tasks it did not reach, so one bad launch never hides the r
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
 from .spec import Limits
@@ -38,7 +39,7 @@ class Runner:
     modules: Mapping[str, Mapping[str, str]]  # backend -> module name -> artifact path
     limits: Limits
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    _count: int = 0
+    _ids: Iterator[int] = field(default_factory=itertools.count)  # next() is atomic: batches may run in threads
 
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
             timeout: float | None = None, log_name: str | None = None) -> StageRun:
@@ -51,8 +52,7 @@ class Runner:
         remaining = list(tasks)
         restarts = 0
         while remaining:
-            self._count += 1
-            stem = self.workdir / f"job{self._count}"
+            stem = self.workdir / f"job{next(self._ids)}"
             results_path = stem.with_suffix(".jsonl")
             job = {
                 "exercise": str(self.exercise_root), "backend": backend, "modules": dict(self.modules.get(backend, {})),

@@ -2,6 +2,7 @@
 barriers (emulator), and compute-sanitizer racecheck and synccheck where present."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ..results import NotRun, TestResult
@@ -40,10 +41,10 @@ class RaceCheck:
         small = conf.emu_size or conf.size
         if ctx.backend == "gpu":
             if ctx.tools.sanitizer:
-                for tool in ("racecheck", "synccheck"):
-                    found = run_sanitizer(ctx, tool, small)
-                    if found:
-                        problems.append(found)
+                # Two separate processes on the same GPU: nothing is timed here, so run them together.
+                with ThreadPoolExecutor(max_workers=2) as pool:
+                    found = list(pool.map(lambda tool: run_sanitizer(ctx, tool, small), ("racecheck", "synccheck")))
+                problems += [f for f in found if f]
             else:
                 ctx.not_run.append(NotRun("compute-sanitizer racecheck/synccheck", "race", "compute-sanitizer was not found on this machine"))
         if problems:
