@@ -25,7 +25,6 @@ from .results import NotRun, Report, TestResult
 from .sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
 from .stages import Runner
-from .tasks import Task
 from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")

@@ -17,9 +17,10 @@ from typing import Any, Mapping
 import numpy as np
 
 from . import expressions
-from .backends import Device, LaunchOutcome, open_device
+from .backends import Device, open_device
 from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
+from .launch import launch_kernel
 from .spec import Spec
 from .tasks import Task
 
@@ -65,26 +66,16 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
     sizes = dict(task.sizes)
     rng = np.random.default_rng(seed)
     inputs = harness.make_inputs(sizes, rng)
-    grid, block, shared = spec.kernel.launch_for(sizes)
-    buffers, args = {}, []
-    for p in spec.kernel.params:
-        if p.is_pointer:
-            count = int(np.prod(p.shape_for(sizes)))
-            buf = device.upload(p.name, inputs[p.name]) if p.role in ("in", "inout") else device.empty(p.name, np.dtype(p.dtype), count, fill_nan=True)
-            buffers[p.name] = buf
-            args.append(buf.arg)
-        else:
-            args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
     start = time.perf_counter()
-    outcome: LaunchOutcome = device.launch(kernel, grid, block, shared, args, step_limit=int(job.get("step_limit", 200_000)))
-    record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": grid, "block": block}
+    launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=int(job.get("step_limit", 200_000)))
+    outcome, buffers, outputs = launched.outcome, launched.buffers, launched.contents
+    record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": launched.grid, "block": launched.block}
     if outcome.findings:
         record["emu"] = outcome.findings
     if outcome.error:
         record["error"] = outcome.error
         if outcome.fatal:
             return record, outcome
-    outputs = {name: device.download(buf) for name, buf in buffers.items()}
     damage = {name: d for name, buf in buffers.items() if (d := device.canary_damage(buf))}
     if damage:
         record["canary"] = damage
