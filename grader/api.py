@@ -17,6 +17,8 @@ from typing import Mapping, Sequence
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
+from .checks.hidden import NAME as HIDDEN_NAME
+from .checks.hidden import HiddenTestsCheck
 from .compile import entry_names, kernel_param_types
 from .device_probe import GpuInfo, probe
 from .errors import UsageError
@@ -106,6 +108,8 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
     output = _run_planned(ctx)
     for category in order:
         tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
+    if spec.hidden_tests:
+        tests.extend(HiddenTestsCheck(spec.hidden_tests.category).judge(ctx, spec.hidden_tests))
     return report(tests, ctx.not_run, sha=sub.sha256, output=output)
 
 
@@ -192,6 +196,10 @@ def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResu
         elif category != "compile":
             tests.append(TestResult(NAMES[category], category, 0.0, c.points, False, "Not graded: the submission did not compile.",
                                     visibility=c.visibility, extra={"gated": True}))
+    if spec.hidden_tests:
+        h = spec.hidden_tests
+        tests.append(TestResult(HIDDEN_NAME, h.category, 0.0, h.points, False, "Not graded: the submission did not compile.",
+                                visibility=h.visibility, extra={"gated": True}))
     return tests, skipped
 
 

@@ -137,5 +137,5 @@ def summary_lines(report: Report, *, color: bool = False) -> Sequence[str]:
         out.append(f"  {paint('SKIP', '33')}  {n.name:<34}   not run: {n.reason}")
     for note in report.notes:
         out.append(f"  note: {note}")
-    out.append(f"  score: {report.score:g} / {report.max_score:g}   ({report.seconds:.1f} s)")
+    out.append(f"  score: {round(report.score, 2):g} / {report.max_score:g}   ({report.seconds:.1f} s)")
     return out

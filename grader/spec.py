@@ -146,10 +146,12 @@ class Spec:
     emu_cases: tuple[Mapping[str, int], ...]
     checks: Mapping[str, CheckSpec]
     limits: Limits = field(default_factory=Limits)
+    hidden_tests: CheckSpec | None = None  # the exercise's tests/ folder, scored in hidden_tests.category
 
     @property
     def max_score(self) -> float:
-        return float(sum(c.points for c in self.checks.values()))
+        extra = self.hidden_tests.points if self.hidden_tests else 0.0
+        return float(sum(c.points for c in self.checks.values()) + extra)
 
     def check(self, category: str) -> CheckSpec | None:
         return self.checks.get(category)
@@ -257,9 +259,14 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
     limits_raw = dict(raw.get("limits", {}))
     if "allowed_includes" in limits_raw:
         limits_raw["allowed_includes"] = tuple(limits_raw["allowed_includes"])
+    hidden_tests = None
+    if "hidden_tests" in raw:
+        h = dict(raw["hidden_tests"])
+        hidden_tests = CheckSpec(category=h.pop("category", "correctness"), **h)
     spec = Spec(
         id=raw["id"], title=raw["title"], sizes=sizes, kernel=kernel, tolerance=tolerance,
         public_cases=public, hidden_cases=hidden, emu_cases=emu, checks=checks, limits=Limits(**limits_raw),
+        hidden_tests=hidden_tests,
     )
     _check_expressions_evaluate(spec, source)
     return spec

@@ -60,3 +60,13 @@ def test_folder_name_must_match_id(tmp_path, level2):
     (bad / "harness.py").write_text("def reference(i, s): return {}")
     with pytest.raises(SpecError, match="folder name"):
         load(bad)
+
+
+def test_hidden_tests_table_adds_its_points_in_its_category():
+    raw = copy.deepcopy(VALID)
+    raw["hidden_tests"] = {"points": 5, "category": "race"}
+    spec = spec_module.from_dict(raw)
+    assert spec.max_score == 20 and spec.hidden_tests.category == "race"
+    raw["hidden_tests"] = {"points": 5, "category": "compile"}
+    with pytest.raises(SpecError, match="hidden_tests"):
+        spec_module.from_dict(raw)

@@ -1,0 +1,94 @@
+"""Hidden pytest tests shipped with an exercise (`exercises/<id>/tests/test_*.py`).
+
+Course staff write ordinary pytest functions against three fixtures the grader provides:
+
+    def test_identity_gives_b(launch, make_inputs):
+        inputs = make_inputs({"N": 40})
+        inputs["A"] = np.eye(40, dtype=np.float32)
+        out = launch({"N": 40}, inputs)          # runs the student's kernel on this backend
+        assert out.error is None, out.error
+        np.testing.assert_array_equal(out["C"], inputs["B"].ravel())
+
+`launch(sizes, inputs)` returns a KernelRun (outputs by parameter name, `.error`), `make_inputs`
+gives the harness's random inputs, `backend` names the backend ("gpu" or "emu"). The tests run in a
+child process like every other launch: `python -m pytest -p grader.hidden_tests EXERCISE/tests`,
+with the job described by the KERNEL_GRADER_HIDDEN_JOB environment variable.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pytest
+
+JOB_VARIABLE = "KERNEL_GRADER_HIDDEN_JOB"
+
+
+class KernelRun(dict):
+    """Outputs of one launch by parameter name (flat arrays), plus `error` (None when it ran)."""
+
+    error: str | None = None
+
+
+class _Session:
+    def __init__(self, job: Mapping[str, Any]):
+        from .backends import open_device
+        from .exercise import Harness, load
+
+        self.job = job
+        self.exercise = load(Path(job["exercise"]))
+        self.harness = Harness(self.exercise)
+        self.device = open_device(job["backend"])
+        self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
+
+    def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
+        from .launch import launch_kernel
+
+        sizes = dict(sizes)
+        if inputs is None:
+            inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
+        done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs, step_limit=int(self.job["step_limit"]))
+        run = KernelRun(done.contents)
+        run.error = done.outcome.error
+        return run
+
+
+@pytest.fixture(scope="session")
+def _grader_session() -> _Session:
+    return _Session(json.loads(Path(os.environ[JOB_VARIABLE]).read_text()))
+
+
+@pytest.fixture
+def launch(_grader_session: _Session):
+    """launch(sizes, inputs=None, seed=0) -> KernelRun: the student's kernel on this backend."""
+    return _grader_session.launch
+
+
+@pytest.fixture
+def make_inputs(_grader_session: _Session):
+    """make_inputs(sizes, seed=0) -> dict of the harness's inputs."""
+    return lambda sizes, seed=0: _grader_session.harness.make_inputs(dict(sizes), np.random.default_rng(seed))
+
+
+@pytest.fixture
+def backend(_grader_session: _Session) -> str:
+    return _grader_session.job["backend"]
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Stream each test's outcome to the results file, so a hang or crash loses only that test."""
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return
+    path = os.environ.get(JOB_VARIABLE)
+    if not path:
+        return
+    results = json.loads(Path(path).read_text())["results"]
+    message = ""
+    if report.outcome != "passed":
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr)[-500:]
+    with open(results, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}) + "\n")
