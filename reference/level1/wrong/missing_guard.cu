@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: there is no bounds check, so when N % 32 != 0 the threads past the edge read past A and B and write past C.
 
 extern "C" __global__ void matmul_coalesced(const float* __restrict__ A,

@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness, memory-safety
 // why: the whole tile loop, barriers included, sits inside if (row < N && col < N), so when N % 32 != 0 the barriers are divergent and the edge threads never load their share of the tiles.
 
 #define TILE 32

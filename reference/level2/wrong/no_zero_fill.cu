@@ -1,4 +1,5 @@
 // expect: correctness
+// also: memory-safety
 // why: past the edge of the matrix the tile loads are skipped without writing 0, so stale values of the previous tile are added in; wrong only when N % 32 != 0.
 
 #define TILE 32

@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: the tile loads have no bounds check, so when N % 32 != 0 the edge blocks read past the end of A and B.
 
 #define TILE 32

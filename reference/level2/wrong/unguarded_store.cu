@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: the store to C has no bounds check, so when N % 32 != 0 the edge threads write past the end of C (and onto the next row).
 
 #define TILE 32

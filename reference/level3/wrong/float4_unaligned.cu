@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: it always uses float4 loads and stores, which need 16-byte alignment: when N % 4 != 0 rows start at unaligned addresses (misaligned accesses).
 
 #define BM 128

@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: the global loads of the A and B slices have no bounds checks (it assumes N % 128 == 0), so edge blocks read past the end of A and B.
 
 #define BM 128

@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: the store of the 8 x 8 results has no bounds checks, so when N % 128 != 0 edge threads write past the end of C.
 
 #define BM 128

@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: the scaling pass walks the row in whole chunks of 256 without checking j < h, so when h % 256 != 0 it writes past the row, and for the last row past the end of out (and reads past x and w).
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,

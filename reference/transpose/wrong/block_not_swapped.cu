@@ -1,4 +1,5 @@
 // expect: correctness
+// also: memory-safety
 // why: the output tile is written at the same block position as the input tile instead of the transposed one, so only the diagonal blocks land in the right place.
 
 #define TILE 32

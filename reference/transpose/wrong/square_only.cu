@@ -1,4 +1,5 @@
 // expect: correctness
+// also: memory-safety
 // why: the store guard compares out_row with rows and out_col with cols (swapped), which is right only when rows == cols.
 
 #define TILE 32

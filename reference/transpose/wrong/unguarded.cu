@@ -1,4 +1,5 @@
 // expect: memory-safety
+// also: correctness
 // why: neither the read of in nor the write of out is bounds-checked, so when rows or cols is not a multiple of 32 the edge blocks read past in and write past out.
 
 #define TILE 32
