@@ -102,14 +102,16 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
                   source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
     tests: list[TestResult] = [compile_test] if compile_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
-    for category in order:
-        for task in REGISTRY[category].plan(ctx, spec.checks[category]):
-            ctx.planned.setdefault(task.id, task)
-    output = _run_planned(ctx)
-    for category in order:
-        tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
-    if spec.hidden_tests:
-        tests.extend(HiddenTestsCheck(spec.hidden_tests.category).judge(ctx, spec.hidden_tests))
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        ctx.pool = pool
+        for category in order:
+            for task in REGISTRY[category].plan(ctx, spec.checks[category]):
+                ctx.planned.setdefault(task.id, task)
+        output = _run_planned(ctx)
+        for category in order:
+            tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
+        if spec.hidden_tests:
+            tests.extend(HiddenTestsCheck(spec.hidden_tests.category).judge(ctx, spec.hidden_tests))
     return report(tests, ctx.not_run, sha=sub.sha256, output=output)
 
 

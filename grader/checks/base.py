@@ -7,8 +7,9 @@ submission pays for process start-up once, not once per check.
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from ..exercise import Exercise
 from ..results import NotRun, TestResult
@@ -51,6 +52,16 @@ class Context:
     results: dict[str, TaskResult] = field(default_factory=dict)
     correctness: CorrectnessSummary | None = None
     not_run: list[NotRun] = field(default_factory=list)
+    pool: Executor | None = None  # runs tool stages (sanitizers, ncu) beside the plain launches
+    background: dict[str, Future] = field(default_factory=dict)
+
+    def start(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        """Start a stage that needs no other result (a sanitizer, a profiler run) in the background."""
+        self.background[key] = self.pool.submit(fn, *args) if self.pool else _done(fn(*args))
+
+    def finish(self, key: str) -> Any:
+        """The result of a stage started with start()."""
+        return self.background.pop(key).result()
 
     @property
     def spec(self) -> Spec:
@@ -129,3 +140,9 @@ def failed_task_text(result: TaskResult | None, sizes: Mapping[str, int]) -> str
     if result.status in ("timeout", "crashed", "skipped"):
         return f"{sizes_text(sizes)}: {result.message}"
     return None
+
+
+def _done(value: Any) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future

@@ -50,7 +50,11 @@ class CountersCheck:
         self.measure = measure
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
-        if ctx.backend != "emu" or not ctx.has_reference:
+        if not ctx.has_reference:
+            return []
+        if ctx.backend == "gpu":
+            if ctx.tools.ncu:  # ncu counts are exact whatever else runs on the GPU, so it need not wait
+                ctx.start(self.category, _ncu_counts, ctx, conf.size, self.measure)
             return []
         sizes = conf.emu_size or conf.size
         return [Task(id=f"profile:{m}", kind="profile", backend="emu", module=m, sizes=sizes,
@@ -72,7 +76,7 @@ class CountersCheck:
             if not ctx.tools.ncu:
                 ctx.not_run.append(NotRun(name, self.category, "Nsight Compute (ncu) was not found on this machine"))
                 return []
-            counts, problem = _ncu_counts(ctx, sizes, self.measure)
+            counts, problem = ctx.finish(self.category)
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
         return [self._score(conf, counts, sizes, ctx.backend)]
@@ -112,8 +116,6 @@ def _ncu_counts(ctx: Context, sizes, measure: Measure):
     metrics = list(measure.compared + measure.reported)
     tasks = [Task(id=f"ncu:{m}", kind="profile", backend="gpu", module=m, sizes=sizes,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
-    for t in tasks:
-        ctx.planned[t.id] = t
     stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
                            log_name="ncu")
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())

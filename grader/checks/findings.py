@@ -72,7 +72,6 @@ def emu_problems(ctx: Context) -> list[str]:
 def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | None:
     """Run one compute-sanitizer tool over a launch at `sizes`; a message if it reported errors, else None."""
     task = Task(id=f"sanitizer-{tool}", kind="run", backend="gpu", sizes=sizes, seeds=(ctx.seed_for(tool),), compare=False)
-    ctx.planned[task.id] = task
     stage = ctx.runner.run([task], backend="gpu", wrapper=sanitizer_wrapper(ctx.tools.sanitizer, tool),
                            pool=False, log_name=tool)
     log = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())

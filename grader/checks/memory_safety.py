@@ -23,6 +23,8 @@ class MemorySafetyCheck:
                               seeds=(ctx.seed_for("memory:canary"),), compare=False))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
+        if ctx.backend == "gpu" and ctx.tools.sanitizer:
+            ctx.start("memcheck", run_sanitizer, ctx, "memcheck", conf.emu_size or conf.size)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -35,7 +37,7 @@ class MemorySafetyCheck:
             problems += memory_messages(ctx)
         if ctx.backend == "gpu":
             if ctx.tools.sanitizer:
-                found = run_sanitizer(ctx, "memcheck", conf.emu_size or conf.size)
+                found = ctx.finish("memcheck")
                 if found:
                     problems.append(found)
             else:

@@ -2,6 +2,7 @@
 library in the same run; points by the fraction of the reference's speed."""
 from __future__ import annotations
 
+from concurrent.futures import wait
 from typing import Sequence
 
 from ..results import NotRun, TestResult
@@ -28,6 +29,7 @@ class PerformanceCheck:
         if not ctx.has_reference:
             ctx.not_run.append(NotRun(NAME, self.category, "no reference solution is available to compare with"))
             return []
+        wait(list(ctx.background.values()))  # nothing else may share the GPU while it is timed
         seed = ctx.seed_for("performance")
         # The submission runs first: the reference's output never exists while student code runs.
         modules = ["submission", "reference"] + (["baseline"] if conf.baseline == "cublas" else [])

@@ -2,7 +2,6 @@
 barriers (emulator), and compute-sanitizer racecheck and synccheck where present."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
 from ..results import NotRun, TestResult
@@ -25,6 +24,9 @@ class RaceCheck:
             tasks.append(Task(id=label, kind="run", backend="gpu", sizes=conf.size, seeds=(seed,) * conf.launches))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
+        if ctx.backend == "gpu" and ctx.tools.sanitizer:
+            for tool in ("racecheck", "synccheck"):
+                ctx.start(tool, run_sanitizer, ctx, tool, conf.emu_size or conf.size)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -41,10 +43,7 @@ class RaceCheck:
         small = conf.emu_size or conf.size
         if ctx.backend == "gpu":
             if ctx.tools.sanitizer:
-                # Two separate processes on the same GPU: nothing is timed here, so run them together.
-                with ThreadPoolExecutor(max_workers=2) as pool:
-                    found = list(pool.map(lambda tool: run_sanitizer(ctx, tool, small), ("racecheck", "synccheck")))
-                problems += [f for f in found if f]
+                problems += [f for f in (ctx.finish("racecheck"), ctx.finish("synccheck")) if f]
             else:
                 ctx.not_run.append(NotRun("compute-sanitizer racecheck/synccheck", "race", "compute-sanitizer was not found on this machine"))
         if problems:
