@@ -25,6 +25,18 @@ Shadow layout: two int64 arrays of ``num_blocks * nbytes`` entries (16 bytes per
 from zero-filled memory, so pages of blocks that never touch shared memory cost nothing). Each entry
 packs the epoch, source line and thread of the last writer (``_w``) or first reader (``_r``, plus
 the "several warps read" bit), so one fancy-indexed gather checks a whole batch.
+
+Fast paths (exact; they only skip work that provably cannot change a report):
+
+* A load is checked against the writer shadow only in blocks where it can find something: blocks
+  with a byte never written (``_unwritten``, kept exact per block) or with a write in the current
+  epoch (``_wepoch``). A tiled kernel reads its tiles in an epoch with no write, after every byte
+  was written, so its loads skip the gather.
+* The reader-set update of a load is deferred: the batch goes to a log, and the log is replayed in
+  order just before the next store (the only thing that looks at reader entries). A reader entry
+  from an older epoch can never be reported, so rows whose block has since completed a barrier are
+  dropped from the log instead of replayed; in a tiled kernel the whole log expires at the
+  barrier that ends the compute phase and is never replayed.
 """
 
 from __future__ import annotations
@@ -45,6 +57,22 @@ _LINE_SHIFT = np.int64(11)
 _LINE_MASK = np.int64(0xFFFF)
 _EPOCH_SHIFT = np.int64(27)
 _WARP_SHIFT = np.int64(5)
+
+# Deferred load batches: replayed once their lanes add up to this many, to bound memory.
+_MAX_PENDING_LANES = 1 << 23
+
+
+@dataclass
+class _PendingRead:
+    """A load batch whose reader-set update is deferred (arrays owned by the shadow)."""
+
+    block: np.ndarray  # int64 [W] linear block id of each row
+    warp: np.ndarray  # int64 [W] warp in the block
+    offset: np.ndarray  # uint32 [W, 32] byte offsets, clipped to the shadow size (still "outside")
+    active: np.ndarray  # bool [W, 32]
+    epoch: np.ndarray  # int64 [W] epoch of each row's block when the load ran
+    nbytes: int
+    line: int
 
 
 @dataclass(frozen=True)
@@ -98,6 +126,11 @@ class SharedShadow:
         self._epoch = np.ones(self.num_blocks, dtype=np.int64)
         self._w = np.zeros(size, dtype=np.int64)  # last writer: epoch | line | tid
         self._r = np.zeros(size, dtype=np.int64)  # first reader: epoch | line | multi | tid
+        # Per-block summaries that let loads skip the writer check (see the module docstring).
+        self._unwritten = np.full(self.num_blocks, self.nbytes, dtype=np.int64)  # bytes never written
+        self._wepoch = np.zeros(self.num_blocks, dtype=np.int64)  # epoch of the block's last store
+        self._pending: list[_PendingRead] = []  # loads whose reader update is deferred, in order
+        self._pending_lanes = 0
         # (kind, first_line, second_line) -> [count, block, example]
         self._hazards: dict[tuple[str, int, int], list] = {}
         # line -> [count, block, thread, offset]
@@ -129,20 +162,44 @@ class SharedShadow:
         Bytes outside ``[0, nbytes)`` of the block's shared memory are ignored here; the memory
         model reports them as out-of-bounds accesses.
         """
-        flat, tid, epoch = self._expand(block, warp, offset, nbytes, active)
-        if flat.size == 0:
-            return
         line = min(max(int(line), 0), int(_LINE_MASK))
-        me = tid >> _WARP_SHIFT
+        block = np.asarray(block, dtype=np.int64)
+        warp = np.asarray(warp, dtype=np.int64)
+        offset = np.asarray(offset, dtype=np.uint64)
+        active = np.asarray(active, dtype=bool)
+        rows = active.any(axis=1)
+        if not rows.all():
+            block, warp, offset, active = block[rows], warp[rows], offset[rows], active[rows]
+        if block.size == 0:
+            return
+        epoch_rows = self._epoch[block]
         if write:
-            self._write(flat, tid, epoch, me, line)
-        else:
-            self._read(flat, tid, epoch, me, line)
+            self._replay_reads()  # the WAR check below needs every earlier load's reader entry
+            flat, tid, epoch = self._expand(block, warp, offset, active, nbytes, epoch_rows)
+            if flat.size:
+                self._write(flat, tid, epoch, tid >> _WARP_SHIFT, line)
+            # Conservative (rows with every lane outside count too): only gates the load check.
+            self._wepoch[block] = epoch_rows
+            return
+        # Only rows whose block has a never-written byte or a store in this epoch can be an
+        # uninitialised read or a RAW; the others are skipped without touching the shadow.
+        check = (self._unwritten[block] != 0) | (self._wepoch[block] == epoch_rows)
+        if check.any():
+            sel = None if check.all() else check
+            flat, tid, epoch = self._expand(*_rows(sel, block, warp, offset, active), nbytes,
+                                            epoch_rows if sel is None else epoch_rows[sel])
+            if flat.size:
+                self._check_read(flat, tid, epoch, tid >> _WARP_SHIFT, line)
+        self._defer_read(block, warp, offset, active, epoch_rows, int(nbytes), line)
 
     def barrier(self, blocks: np.ndarray) -> None:
         """A barrier completed in each of ``blocks`` (linear ids): start a new epoch there."""
         blocks = np.asarray(blocks, dtype=np.int64)
         self._epoch[blocks] += 1  # duplicates increment once, which is all that matters
+        if self._pending:
+            # Logged loads of blocks that just left their epoch can never be reported any more.
+            self._pending = [p for p in self._pending if (self._epoch[p.block] == p.epoch).any()]
+            self._pending_lanes = sum(p.active.size for p in self._pending)
 
     def hazards(self) -> tuple[Hazard, ...]:
         """Aggregated hazards, sorted by (first_line, second_line, kind)."""
@@ -160,7 +217,8 @@ class SharedShadow:
 
     # ------------------------------------------------------------------ checks
 
-    def _read(self, flat, tid, epoch, me, line) -> None:
+    def _check_read(self, flat, tid, epoch, me, line) -> None:
+        """Uninitialised reads and RAW of a load batch, against the writer shadow."""
         w = self._w[flat]
         uninit = w == 0
         if uninit.any():
@@ -169,6 +227,33 @@ class SharedShadow:
         if raw.any():
             self._note_hazard("RAW", raw, w, flat, tid, line)
 
+    def _defer_read(self, block, warp, offset, active, epoch_rows, nbytes, line) -> None:
+        """Log a load batch for its reader-set update (copies: the caller may reuse its arrays)."""
+        # Offsets at or past the end are dropped by _expand either way, so clipping them to the
+        # shadow size keeps them "outside" and lets them fit in 32 bits.
+        clipped = np.minimum(offset, np.uint64(self.nbytes)).astype(np.uint32)
+        self._pending.append(_PendingRead(block.copy(), warp.copy(), clipped, active.copy(),
+                                          epoch_rows.copy(), nbytes, line))
+        self._pending_lanes += active.size
+        if self._pending_lanes > _MAX_PENDING_LANES:
+            self._replay_reads()
+
+    def _replay_reads(self) -> None:
+        """Apply the logged loads' reader-set updates in order, skipping rows of past epochs."""
+        pending, self._pending, self._pending_lanes = self._pending, [], 0
+        for p in pending:
+            live = self._epoch[p.block] == p.epoch
+            if not live.any():
+                continue
+            sel = None if live.all() else live
+            block, warp, offset, active = _rows(sel, p.block, p.warp, p.offset, p.active)
+            flat, tid, epoch = self._expand(block, warp, offset, active, p.nbytes,
+                                            p.epoch if sel is None else p.epoch[sel])
+            if flat.size:
+                self._update_readers(flat, tid, epoch, tid >> _WARP_SHIFT, p.line)
+
+    def _update_readers(self, flat, tid, epoch, me, line) -> None:
+        """The reader-set half of a load batch (see the module docstring for the encoding)."""
         # Reader set. A byte whose reader entry is from an older epoch starts a fresh set; then
         # every record whose warp differs from the stored first reader marks the byte as read by
         # several warps. Re-reading after the scatter also catches two warps of this very batch
@@ -195,6 +280,11 @@ class SharedShadow:
         if war.any():
             self._note_hazard("WAR", war, r, flat, tid, line)
 
+        fresh = w == 0
+        if fresh.any():
+            # Bytes written for the first time (once each, however many records hit them).
+            first = np.unique(flat[fresh])
+            self._unwritten -= np.bincount(first // self.nbytes, minlength=self.num_blocks)
         self._w[flat] = self._stamp(epoch, line, tid, flat.shape)
         # Two warps of this batch writing one byte: the scatter kept one of them; every record
         # of another warp lost the race against it.
@@ -211,25 +301,25 @@ class SharedShadow:
         stamp = (epoch << _EPOCH_SHIFT) | (np.int64(line) << _LINE_SHIFT) | tid
         return np.broadcast_to(stamp, shape)
 
-    def _expand(self, block, warp, offset, nbytes, active):
+    def _expand(self, block, warp, offset, active, nbytes, epoch_rows):
         """Active lanes x bytes -> (flat shadow index, thread id, epoch).
 
-        In the common case (every byte inside shared memory) ``flat`` is ``[lanes, nbytes]`` and
-        the per-lane ``tid`` and ``epoch`` are ``[lanes, 1]``, so nothing is repeated per byte;
-        otherwise all three are 1-D over the bytes that are inside.
+        ``epoch_rows`` is the epoch of each row's block when the access ran. In the common case
+        (every byte inside shared memory) ``flat`` is ``[lanes, nbytes]`` and the per-lane ``tid``
+        and ``epoch`` are ``[lanes, 1]``, so nothing is repeated per byte; otherwise all three are
+        1-D over the bytes that are inside.
         """
-        active = np.asarray(active, dtype=bool)
         wi, lane = np.nonzero(active)
-        offset = np.asarray(offset, dtype=np.uint64)[wi, lane]
-        block = np.asarray(block, dtype=np.int64)[wi]
-        tid = np.asarray(warp, dtype=np.int64)[wi] * WARP_SIZE + lane
+        offset = offset[wi, lane]
+        block = block[wi]
+        epoch = epoch_rows[wi]
+        tid = warp[wi] * WARP_SIZE + lane
         nbytes = int(nbytes)
         # Drop lanes that start outside shared memory before adding, so a huge offset cannot wrap.
-        ok = offset < np.uint64(self.nbytes)
+        ok = offset < self.nbytes
         if not ok.all():
-            offset, block, tid = offset[ok], block[ok], tid[ok]
+            offset, block, tid, epoch = offset[ok], block[ok], tid[ok], epoch[ok]
         start = block * self.nbytes + offset.astype(np.int64)
-        epoch = self._epoch[block]
         flat = start[:, None] + np.arange(nbytes, dtype=np.int64)
         inside = (offset.astype(np.int64) + nbytes) <= self.nbytes
         if inside.all():
@@ -309,3 +399,8 @@ class SharedShadow:
         block, byte = divmod(int(flat[where]), self.nbytes)
         t = int(np.broadcast_to(tid, flat.shape)[where])
         self._uninit[line] = [count, self._block_xyz(block), self._thread_xyz(t), byte]
+
+
+def _rows(sel, *arrays):
+    """``arrays`` restricted to the rows where ``sel`` is true (all of them when sel is None)."""
+    return arrays if sel is None else tuple(a[sel] for a in arrays)
