@@ -67,7 +67,8 @@ def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
     extra["distinct_results"] = distinct
     out = []
     if errors:
-        out.append(f"{sizes_text(conf.size)}: a launch failed: {errors[0]}")
+        # A failing launch is a memory-safety or correctness verdict, graded there; it says nothing of races.
+        extra["launch_error"] = errors[0]
     corrupting = any(l.get("canary") or l.get("inputs_modified") for l in result.launches)
     if distinct > 1 and corrupting:
         # Writes outside the output change the next launch's inputs: that is a memory-safety bug,

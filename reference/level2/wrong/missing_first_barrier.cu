@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: the barrier between the tile loads and the inner loop is missing, so warps read Bs rows that other warps have not written yet.
 
 #define TILE 32

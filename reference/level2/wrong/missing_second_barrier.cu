@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: the barrier after the inner loop is missing, so a fast warp overwrites the tiles with the next k-tile while slower warps are still reading them (needs N > 32).
 
 #define TILE 32

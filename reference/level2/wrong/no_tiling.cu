@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: no shared-memory tiling: each thread reads its whole row of A and column of B from global memory, about 32 times the load traffic of the tiled kernel.
 
 extern "C" __global__ void matmul_tiled(const float* __restrict__ A,
