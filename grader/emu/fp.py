@@ -174,8 +174,49 @@ def mul_f32(a, b, rnd: str = "rn") -> np.ndarray:
 def fma_f32(a, b, c, rnd: str = "rn") -> np.ndarray:
     """``fma.rnd.f32`` / ``mad.rnd.f32``: a * b + c computed exactly and rounded once."""
     _check_rnd(rnd, ROUNDINGS)
-    p = _f32(a).astype(np.float64) * _f32(b).astype(np.float64)  # exact
-    c64 = _f32(c).astype(np.float64)
+    a, b, c = _f32(a), _f32(b), _f32(c)
+    if rnd == "rn":
+        return _fma_rn(a, b, c)
+    return _fma_exact(a, b, c, rnd)
+
+
+# A float32 rounding boundary (the midpoint of two neighbours, in float32's normal range) as a
+# float64: the 29 significand bits below float32's are exactly 1000...0.
+_BELOW_F32 = np.uint64((1 << 29) - 1)
+_MIDPOINT = np.uint64(1 << 28)
+_ABS_BITS = np.uint64((1 << 63) - 1)
+_F32_NORMAL_BITS = np.uint64((1023 - 126) << 52)  # float64 bits of 2**-126
+
+
+def _fma_rn(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Round-to-nearest FMA, the hot path of every matmul: one float64 sum for most lanes.
+
+    ``s = fl64(a*b + c)`` (the product is exact) rounds to the same float32 as the exact sum
+    unless ``s`` is itself a float32 rounding boundary: no float64 lies strictly between the exact
+    sum and ``s``, and every float32 midpoint of the normal range is a float64. So only lanes
+    where ``s`` is such a midpoint, or lies below float32's normal range (coarser midpoints), take
+    the exact TwoSum/round-to-odd path. NaN, inf and exact zeros (IEEE sign rules are the same in
+    float64) come out of the float64 sum as they should.
+    """
+    p = a.astype(np.float64) * b.astype(np.float64)
+    s = np.asarray(p + c.astype(np.float64))
+    if s.ndim == 0:
+        return _fma_exact(a, b, c, "rn")
+    y = s.astype(np.float32)
+    u = s.view(np.uint64)
+    # |s| in (0, 2**-126): the unsigned "- 1" sends 0 to the top, out of the range.
+    suspect = ((u & _BELOW_F32) == _MIDPOINT) | (((u & _ABS_BITS) - np.uint64(1)) < _F32_NORMAL_BITS - 1)
+    if suspect.any():
+        aa, bb, cc = np.broadcast_arrays(a, b, c)
+        y[suspect] = _fma_exact(aa[suspect], bb[suspect], cc[suspect], "rn")
+    return _canonical_nan(y) if np.isnan(s).any() else y
+
+
+@_quiet
+def _fma_exact(a: np.ndarray, b: np.ndarray, c: np.ndarray, rnd: str) -> np.ndarray:
+    """a * b + c exactly (TwoSum, round-to-odd) and rounded once to float32 in mode ``rnd``."""
+    p = a.astype(np.float64) * b.astype(np.float64)  # exact
+    c64 = c.astype(np.float64)
     s, e = _two_sum(p, c64)  # exact: |p| <= 2**256, no float64 overflow or underflow
     x = _round_to_odd(s, e)
     return _round_f64_to_f32(x, rnd, _sum_zero_sign_rm(p, c64))

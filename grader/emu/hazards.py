@@ -153,7 +153,8 @@ class SharedShadow:
         Args:
             block: int64 ``[W]`` linear block id (x + y*gx + z*gx*gy) of each warp.
             warp: int64 ``[W]`` warp index inside its block (linear tid // 32).
-            offset: uint64 ``[W, 32]`` byte offset of each lane's access in its block's shared memory.
+            offset: uint64 or uint32 ``[W, 32]`` byte offset of each lane's access in its block's
+                shared memory.
             nbytes: bytes accessed per lane (a ``.v4.f32`` is 16).
             active: bool ``[W, 32]`` lanes that really access (active and predicate-true).
             write: True for stores (and the write half of atomics), False for loads.
@@ -165,7 +166,9 @@ class SharedShadow:
         line = min(max(int(line), 0), int(_LINE_MASK))
         block = np.asarray(block, dtype=np.int64)
         warp = np.asarray(warp, dtype=np.int64)
-        offset = np.asarray(offset, dtype=np.uint64)
+        offset = np.asarray(offset)
+        if offset.dtype != np.uint32:
+            offset = offset.astype(np.uint64, copy=False)
         active = np.asarray(active, dtype=bool)
         rows = active.any(axis=1)
         if not rows.all():
@@ -231,7 +234,10 @@ class SharedShadow:
         """Log a load batch for its reader-set update (copies: the caller may reuse its arrays)."""
         # Offsets at or past the end are dropped by _expand either way, so clipping them to the
         # shadow size keeps them "outside" and lets them fit in 32 bits.
-        clipped = np.minimum(offset, np.uint64(self.nbytes)).astype(np.uint32)
+        if offset.dtype == np.uint32:
+            clipped = offset.copy()
+        else:
+            clipped = np.minimum(offset, np.uint64(self.nbytes)).astype(np.uint32)
         self._pending.append(_PendingRead(block.copy(), warp.copy(), clipped, active.copy(),
                                           epoch_rows.copy(), nbytes, line))
         self._pending_lanes += active.size
@@ -282,9 +288,7 @@ class SharedShadow:
 
         fresh = w == 0
         if fresh.any():
-            # Bytes written for the first time (once each, however many records hit them).
-            first = np.unique(flat[fresh])
-            self._unwritten -= np.bincount(first // self.nbytes, minlength=self.num_blocks)
+            self._count_first_writes(flat[fresh])
         self._w[flat] = self._stamp(epoch, line, tid, flat.shape)
         # Two warps of this batch writing one byte: the scatter kept one of them; every record
         # of another warp lost the race against it.
@@ -292,6 +296,18 @@ class SharedShadow:
         lost = ((w & _TID_MASK) >> _WARP_SHIFT) != me
         if lost.any():
             self._note_hazard("WAW", lost, w, flat, tid, line)
+
+    def _count_first_writes(self, flat: np.ndarray) -> None:
+        """Keep ``_unwritten`` exact for bytes ``flat`` (never written before; may repeat).
+
+        Cheaper than sorting: each record scatters a distinct negative tag into the writer
+        shadow (real entries are positive, and the caller overwrites these bytes right after),
+        and the record whose tag survived stands for its byte.
+        """
+        tag = -np.arange(1, flat.size + 1, dtype=np.int64)
+        self._w[flat] = tag
+        first = flat[self._w[flat] == tag]
+        self._unwritten -= np.bincount(first // self.nbytes, minlength=self.num_blocks)
 
     # ------------------------------------------------------------------ helpers
 

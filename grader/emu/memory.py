@@ -24,16 +24,22 @@ WINDOW_SIZE = 1 << 32
 OK, OUT_OF_BOUNDS, MISALIGNED = 0, 1, 2
 
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}  # a shift is several times cheaper than NumPy's floor division
+
+
+def _word_index(byte_index: np.ndarray, size: int) -> np.ndarray:
+    shift = _SHIFT[size]
+    return byte_index >> shift if shift else byte_index
 
 
 def gather(data: np.ndarray, byte_index: np.ndarray, size: int) -> np.ndarray:
     """Read `size`-byte words at aligned byte offsets of a flat uint8 array (raw bits)."""
-    return data.view(_UINT[size])[byte_index // size]
+    return data.view(_UINT[size])[_word_index(byte_index, size)]
 
 
 def scatter(data: np.ndarray, byte_index: np.ndarray, size: int, values: np.ndarray) -> None:
     """Write `size`-byte words at aligned byte offsets; with duplicates the last lane wins."""
-    data.view(_UINT[size])[byte_index // size] = values
+    data.view(_UINT[size])[_word_index(byte_index, size)] = values
 
 
 class GlobalHeap:

@@ -212,9 +212,11 @@ def _wavefronts(off2: np.ndarray, total: int, ok2: np.ndarray) -> tuple[int, int
     """
     w = off2.shape[0]
     if w > 1 and ok2.all():
-        norm = off2 - (off2.min(axis=1) & np.uint32(0xFFFFFFFC))[:, None]
-        if (norm == norm[0]).all():
-            wf, ideal = traffic.shared_wavefronts(norm[:1].astype(np.uint64), total, ok2[:1])
+        # Row i is row 0 moved by a multiple of 4 bytes iff its offsets relative to its lane 0 are
+        # row 0's and its lane 0 is a multiple of 4 away (in-bounds offsets: no wrap-around).
+        base = off2[:, :1]
+        if not ((base - base[0]) & np.uint32(3)).any() and ((off2 - base) == (off2[0] - base[0])).all():
+            wf, ideal = traffic.shared_wavefronts(off2[:1].astype(np.uint64), total, ok2[:1])
             return int(wf[0]) * w, int(ideal[0]) * w
     wf, ideal = traffic.shared_wavefronts(np.where(ok2, off2, 0).astype(np.uint64), total, ok2)
     return int(wf.sum()), int(ideal.sum())
@@ -252,11 +254,10 @@ def _window_access(x, space, addr, mask, esize, nvec, write, vals, line):
         if m.shadow is not None and ok.any():
             gb = m.block_ids[m.warp_block[x.W]]
             keep = gb < m.shadow_blocks
-            o64 = off2.astype(np.uint64)
             if keep.all():
-                m.shadow.access(gb, m.warp_in_block[x.W], o64, total, ok2, write, line)
+                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line)
             elif keep.any():
-                m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], o64[keep], total, ok2[keep],
+                m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], total, ok2[keep],
                                 write, line)
     else:
         bidx = m.lane_local_base[x.idx] + off

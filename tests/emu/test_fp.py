@@ -212,6 +212,21 @@ def test_fma_specials_and_signed_zeros():
         assert_same_f32(got, np.float32(want), [(a, b, c, rnd)])
 
 
+def test_fma_rn_fast_path_is_bit_identical_to_the_exact_path():
+    # fma_f32(..., "rn") rounds one float64 sum except on float32 midpoints and below float32's
+    # normal range; over every case family (midpoints, cancellation, subnormals, overflow, random
+    # bit patterns with NaN and inf) it must agree bit for bit with the exact TwoSum path.
+    rng = np.random.default_rng(11)
+    cases = fma_cases(rng, 20000)
+    a, b = midpoint_products(rng, 20000)
+    cases.append((a, b, np.zeros(20000, np.float32)))  # exact midpoints: ties to even
+    cases.append((a, b, -np.zeros(20000, np.float32)))
+    for a, b, c in cases:
+        assert_same_f32(fp.fma_f32(a, b, c), fp._fma_exact(a, b, c, "rn"), (a, b, c))
+        # broadcast scalar operands take the same path
+        assert_same_f32(fp.fma_f32(a, b[0], c), fp._fma_exact(a, np.broadcast_to(b[0], a.shape), c, "rn"))
+
+
 def test_nan_results_are_canonical():
     nan = fp.fma_f32(np.array([INF]), np.array([np.float32(0)]), np.array([np.float32(1)]))
     assert bits(nan)[0] == 0x7FFFFFFF

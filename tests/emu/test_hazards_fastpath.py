@@ -33,10 +33,12 @@ class Pair:
         self.fast = SharedShadow(nblocks, smem, block_dim, grid, max_findings=max_findings)
         self.ref = shadow_reference.SharedShadow(nblocks, smem, block_dim, grid, max_findings=max_findings)
 
-    def access(self, *args) -> None:
-        # Fresh copies for each, so neither can see what the other did to its inputs.
-        self.fast.access(*(np.copy(a) if isinstance(a, np.ndarray) else a for a in args))
-        self.ref.access(*(np.copy(a) if isinstance(a, np.ndarray) else a for a in args))
+    def access(self, block, warp, offset, nbytes, active, write, line) -> None:
+        # Fresh copies for each, so neither can see what the other did to its inputs. The
+        # emulator passes uint32 offsets; the fast shadow gets those whenever they fit.
+        fast_offset = offset.astype(np.uint32) if int(offset.max()) < 2**32 else offset.copy()
+        self.fast.access(block.copy(), warp.copy(), fast_offset, nbytes, active.copy(), write, line)
+        self.ref.access(block.copy(), warp.copy(), offset.copy(), nbytes, active.copy(), write, line)
 
     def barrier(self, blocks) -> None:
         self.fast.barrier(np.array(blocks))
@@ -68,6 +70,8 @@ def random_ops(pair: Pair, rng, nblocks: int, nwarps: int, smem: int, steps: int
             offset = rng.integers(0, smem // nbytes + 2, size=(rows, 32)) * nbytes
         if rng.random() < 0.2:  # misaligned, some straddling the end
             offset = offset + rng.integers(0, nbytes, size=(rows, 32))
+        if rng.random() < 0.1:  # far outside (only the reference sees 64-bit offsets)
+            offset = np.where(rng.random((rows, 32)) < 0.3, offset + (1 << 40), offset)
         active = rng.random((rows, 32)) < rng.choice([0.1, 0.6, 1.0, 1.0])
         write = bool(rng.random() < 0.35)
         line = int(rng.integers(1, 7))
