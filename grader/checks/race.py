@@ -8,7 +8,7 @@ from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, emu_problems, race_messages, run_sanitizer
+from .findings import bullet, emu_findings_task, emu_problems, memory_messages, race_messages, run_sanitizer
 
 NAME = "Races and barriers"
 
@@ -69,11 +69,12 @@ def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
     if errors:
         # A failing launch is a memory-safety or correctness verdict, graded there; it says nothing of races.
         extra["launch_error"] = errors[0]
+    # Reads or writes outside the arrays make launches differ too (they see or change memory the
+    # grader does not control). That is a memory-safety bug, graded there; the race verdict then
+    # rests on the hazard checks (the emulator's and racecheck), which see races directly.
     corrupting = any(l.get("canary") or l.get("inputs_modified") for l in result.launches)
-    if distinct > 1 and corrupting:
-        # Writes outside the output change the next launch's inputs: that is a memory-safety bug,
-        # graded there; the race verdict rests on the hazard checks instead.
-        extra["note"] = "launches differed, but the kernel also writes outside its output (see Memory safety)"
+    if distinct > 1 and (corrupting or (ctx.emu_available and memory_messages(ctx))):
+        extra["note"] = "launches differed, but the kernel also accesses memory outside its arrays (see Memory safety)"
     elif distinct > 1:
         out.append(f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results: "
                    "threads race (a missing __syncthreads()?).")

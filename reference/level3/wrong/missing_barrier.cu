@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: the barrier at the end of each k-slice is missing, so a warp can read a shared buffer before the other warps have stored the slice into it, or overwrite one that others are still reading.
 
 #define BM 128

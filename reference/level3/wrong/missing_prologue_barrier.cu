@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: the barrier after the first slice is stored is missing, so the first k-step can read buffer 0 before other warps have written it.
 
 #define BM 128

@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: there is no barrier between filling the tile and reading it, so a warp reads tile columns that other warps may not have written yet.
 
 #define TILE 32

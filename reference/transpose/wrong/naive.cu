@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: no shared tile: a warp reads a row of in but writes a column of out, 32 sectors per store request instead of 4.
 
 extern "C" __global__ void transpose(const float* __restrict__ in,

@@ -1,4 +1,5 @@
 // expect: bank-conflicts
+// also: performance
 // why: the tile is [32][32], so the column read in phase 2 puts all 32 words of a warp in one bank: 32 wavefronts instead of 1.
 
 #define TILE 32
