@@ -4,8 +4,10 @@ Defaults live here, once; the CLI reads them from this signature.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import re
 import secrets
 import shutil
 import tempfile
@@ -26,7 +28,7 @@ from .exercise import Exercise
 from .results import NotRun, Report, TestResult
 from .sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
-from .stages import Runner
+from .stages import Runner, child_limits
 from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")
@@ -107,10 +109,16 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         for category in order:
             for task in REGISTRY[category].plan(ctx, spec.checks[category]):
                 ctx.planned.setdefault(task.id, task)
+        run_started = time.perf_counter()
         output = _run_planned(ctx)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
         if spec.hidden_tests:
+            # One run_seconds budget covers all of the student's code in a grading: the hidden tests
+            # get what the launches left, so a kernel that hangs there cannot double the time limit.
+            left = max(spec.limits.run_seconds - (time.perf_counter() - run_started), 1.0)
+            ctx.exercise = dataclasses.replace(exercise, spec=dataclasses.replace(
+                spec, limits=dataclasses.replace(spec.limits, run_seconds=left)))
             tests.extend(HiddenTestsCheck(spec.hidden_tests.category).judge(ctx, spec.hidden_tests))
     return report(tests, ctx.not_run, sha=sub.sha256, output=output)
 
@@ -126,8 +134,16 @@ def _run_planned(ctx: Context) -> str:
     for stage in stages:
         ctx.results.update(stage.results)
         printed += [c.stdout for c in stage.children if c.stdout.strip()]
-    text = "\n".join(printed).strip()
+    text = student_text("\n".join(printed).strip())
     return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
+
+
+def student_text(text: str) -> str:
+    """Kernel output made inert for the report: no control characters (terminal escapes), and no run
+    of three backticks, which would close the Markdown fence around it and let the output pose as
+    the grader's own text."""
+    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
+    return re.sub(r"`{3,}", lambda m: "'" * len(m.group()), text)
 
 
 def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:
@@ -139,13 +155,20 @@ def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping
         sources.append({"label": "reference", "path": str(exercise.solution_path), "name": "solution.cu", "out": str(tmp / "reference")})
     job = tmp / "compile.json"
     summary = tmp / "compile-summary.json"
-    job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary)}))
-    limit = exercise.spec.limits.compile_seconds
+    limits = exercise.spec.limits
+    job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary),
+                               "allowed_includes": list(limits.allowed_includes)}))
+    limit = limits.compile_seconds
+    # An empty working directory: nothing a relative #include could name. NVRTC is host code, so
+    # the address-space cap applies (a macro bomb stops at it rather than at the machine's memory).
+    cwd = tmp / "compile-cwd"
+    cwd.mkdir(exist_ok=True)
     child = run_child(python_argv("grader.compile", str(job)), timeout=limit * len(sources), env=child_env(tmp),
-                      output_cap=exercise.spec.limits.output_bytes)
+                      output_cap=limits.output_bytes, cwd=str(cwd), limits=child_limits(limits, limit * len(sources)))
     done = json.loads(summary.read_text()) if summary.exists() else {}
     if "submission" not in done:
-        why = f"the compiler stopped after the {limit:.0f} s limit" if child.timed_out else f"the compiler {child.describe()}"
+        why = (f"the compiler stopped after the {limit:.0f} s limit" if child.timed_out or child.signal_name == "SIGXCPU"
+               else f"the compiler {child.describe()}")
         done["submission"] = {"ok": False, "log": f"{why} (a compile-time bomb? deep template or macro recursion?)"}
     return done
 
@@ -163,6 +186,9 @@ def compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
     if types is None:
         found = entry_names(ptx)
         mangled = [n for n in found if kernel.name in n]
+        if len(mangled) > 1:
+            return (f"There are {len(mangled)} kernels named {kernel.name} (C++ overloads: {', '.join(mangled)}) and none is "
+                    f"extern \"C\". Keep exactly one, declared as:\n{kernel.signature}")
         if mangled:
             return f"The kernel {kernel.name} is not declared extern \"C\" (it was compiled as {mangled[0]}). Expected:\n{kernel.signature}"
         have = ", ".join(found) or "none"

@@ -6,9 +6,11 @@ It runs inside a child process (see sandbox.py): a compile-time bomb only costs 
 """
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 # -lineinfo: PTX .loc lines and SASS line tables, so every finding points at a source line.
 BASE_OPTIONS = ("-lineinfo", "-std=c++17", "--no-source-include")
@@ -36,26 +38,84 @@ class CompileResult:
     hint: str = ""
 
 
-def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH, extra_options: tuple[str, ...] = ()) -> CompileResult:
-    """Compile CUDA source to PTX and CUBIN for `arch` (e.g. "sm_90"); errors come back in the result."""
+def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH, extra_options: tuple[str, ...] = (),
+                   allowed_includes: tuple[str, ...] = ()) -> CompileResult:
+    """Compile CUDA source to PTX and CUBIN for `arch` (e.g. "sm_90"); errors come back in the result.
+
+    The log names the file `name` and only it: NVRTC sees a plain ASCII stand-in (a name with
+    quotes or newlines would otherwise reach the PTX's .file directive), and a diagnostic in any
+    other file (pulled in by a directive the policy missed) is reported without that file's text.
+    """
     from cupy_backends.cuda.libs import nvrtc  # imported here: only the compile child needs it
 
     options = BASE_OPTIONS + (f"-arch={arch}",) + tuple(extra_options)
+    plain = _plain_name(name)
     start = time.perf_counter()
-    prog = nvrtc.createProgram(source, name, [], [])
+    prog = nvrtc.createProgram(source, plain, [], [])
     try:
         try:
             nvrtc.compileProgram(prog, list(options))
         except nvrtc.NVRTCError:
-            log = _clean_log(nvrtc.getProgramLog(prog))
+            log = _clean_log(_own_file_only(_text(nvrtc.getProgramLog(prog)), plain, name))
             return CompileResult(False, log, seconds=time.perf_counter() - start, options=options, hint=_hint(log))
-        log = _clean_log(nvrtc.getProgramLog(prog))
+        log = _clean_log(_own_file_only(_text(nvrtc.getProgramLog(prog)), plain, name))
         ptx = nvrtc.getPTX(prog)
-        ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
+        ptx = (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
+        foreign = foreign_files(ptx, plain, allowed_includes)
+        if foreign:
+            log = (f"{name}: your code pulled in another file ({len(foreign)} file(s), not shown). "
+                   "A submission must be one self-contained file: remove every #include and #line.")
+            return CompileResult(False, log, seconds=time.perf_counter() - start, options=options)
         cubin = nvrtc.getCUBIN(prog)
-        return CompileResult(True, log, ptx=ptx.rstrip("\x00"), cubin=bytes(cubin), seconds=time.perf_counter() - start, options=options)
+        return CompileResult(True, log, ptx=ptx, cubin=bytes(cubin), seconds=time.perf_counter() - start, options=options)
     finally:
         nvrtc.destroyProgram(prog)
+
+
+def _plain_name(name: str) -> str:
+    """An ASCII file name safe anywhere (PTX, logs) that keeps the student's name when it already is."""
+    plain = re.sub(r"[^A-Za-z0-9._+-]", "_", name).lstrip("-.") or "submission.cu"
+    return plain[:100]
+
+
+# A diagnostic header: "file(line): error: ..." or "file: ..."; its context lines are indented.
+_DIAGNOSTIC = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?P<what>[a-z ]*(?:error|warning|remark)\b.*)$")
+
+
+def _own_file_only(log: str, plain: str, name: str) -> str:
+    """The log with the submission called by its own name and nothing quoted from other files.
+
+    A diagnostic located in another file keeps only its severity: its message and source excerpt
+    could quote that file (say /etc/passwd, or the reference solution).
+    """
+    out: list[str] = []
+    hiding = False
+    for line in log.split("\n"):
+        m = _DIAGNOSTIC.match(line)
+        if m:
+            hiding = m.group("file") != plain
+            if hiding:
+                kind = "error" if "error" in m.group("what") else "warning"
+                said = (f"{name}: {kind} in a file other than your submission (its text is not shown): "
+                        "remove every #include and #line")
+                if not out or out[-1] != said:
+                    out.append(said)
+                continue
+            line = f"{name}({m.group('line')}): {m.group('what')}"
+        elif hiding and (line.startswith(" ") or not line.strip()):
+            continue
+        else:
+            hiding = False
+        out.append(line.replace(f'compilation of "{plain}"', f'compilation of "{name}"'))
+    return "\n".join(out)
+
+
+def foreign_files(ptx: str, plain: str, allowed_includes: tuple[str, ...] = ()) -> list[str]:
+    """Files other than the submission that contributed code (the PTX's .file directives)."""
+    allowed = {Path(a).name for a in allowed_includes} | {Path(a).stem + ".hpp" for a in allowed_includes}
+    own = {plain, os.path.abspath(plain), os.path.realpath(plain)}  # NVRTC names the main file from the cwd
+    found = re.findall(r'^\s*\.file\s+\d+\s+"((?:[^"\\]|\\.)*)"', ptx, re.MULTILINE)
+    return [f for f in found if f not in own and Path(f).name not in allowed]
 
 
 def kernel_param_types(ptx: str, kernel: str) -> list[str] | None:
@@ -72,9 +132,12 @@ def entry_names(ptx: str) -> list[str]:
     return re.findall(r"\.entry\s+([\w$]+)", ptx)
 
 
-def _clean_log(log: str | bytes) -> str:
-    text = log.decode(errors="replace") if isinstance(log, bytes) else log
-    text = text.rstrip("\x00").strip()
+def _text(log: str | bytes) -> str:
+    return (log.decode(errors="replace") if isinstance(log, bytes) else log).rstrip("\x00")
+
+
+def _clean_log(text: str) -> str:
+    text = text.strip()
     if len(text) > MAX_LOG_CHARS:
         text = text[:MAX_LOG_CHARS] + f"\n... ({len(text) - MAX_LOG_CHARS} more characters of compiler output cut)"
     return text
@@ -87,12 +150,12 @@ def _hint(log: str) -> str:
 def main(argv: list[str]) -> int:
     """Child entry: `python -m grader.compile JOB.json` compiles each source and writes artifacts + a summary."""
     import json
-    from pathlib import Path
 
     job = json.loads(Path(argv[0]).read_text())
     summary = {}
     for item in job["sources"]:
-        result = compile_source(Path(item["path"]).read_text(encoding="utf-8"), item["name"], job["arch"])
+        result = compile_source(Path(item["path"]).read_text(encoding="utf-8"), item["name"], job["arch"],
+                                allowed_includes=tuple(job.get("allowed_includes", ())))
         entry = {"ok": result.ok, "log": result.log, "hint": result.hint, "seconds": result.seconds, "options": list(result.options)}
         if result.ok:
             ptx_path, cubin_path = Path(item["out"] + ".ptx"), Path(item["out"] + ".cubin")

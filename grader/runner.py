@@ -58,6 +58,8 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         launches.append(record)
         if outcome.fatal:
             return {"id": task.id, "status": "error", "message": outcome.error, "launches": launches}, True
+        if outcome.findings.get("status") == "step-limit":
+            break  # an endless loop at this size: another launch would only spend the time budget again
     status = "error" if any(r.get("error") for r in launches) else "ok"
     return {"id": task.id, "status": status, "launches": launches}, False
 

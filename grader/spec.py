@@ -127,8 +127,11 @@ class Limits:
     run_seconds: float = 120.0
     output_bytes: int = 64 * 1024
     max_source_bytes: int = 256 * 1024
-    memory_bytes: int = 16 * 1024**3
+    memory_bytes: int = 4 * 1024**3  # address space of an emulator or compiler child (not of CUDA ones)
     step_limit: int = 200_000
+    open_files: int = 1024
+    file_size_bytes: int = 512 * 1024**2  # largest file a child may write
+    cpu_factor: float = 2.0  # CPU-seconds limit = cpu_factor * wall-clock limit + 10 (NumPy may use threads)
     allowed_includes: tuple[str, ...] = ()
 
 

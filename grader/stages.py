@@ -64,8 +64,12 @@ class Runner:
             if log_name:
                 logs.append(stem.with_suffix(".log"))
             argv += python_argv("grader.runner", str(stem.with_suffix(".json")))
-            left = max(deadline - time.monotonic(), 5.0)
-            child = run_child(argv, timeout=left, limits=_limits_for(backend, self.limits, left), env=dict(self.env),
+            left = deadline - time.monotonic()
+            if left < 1.0:  # a restart after the deadline would stretch the time limit: skip what is left
+                for t in remaining:
+                    results[t.id] = TaskResult(t.id, "skipped", f"not run: the {budget:.0f} s time limit was used up by earlier launches")
+                break
+            child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(self.env),
                               output_cap=self.limits.output_bytes, cwd=str(self.workdir))
             children.append(child)
             done = _read_results(results_path)
@@ -94,11 +98,18 @@ class Runner:
         return StageRun(results, tuple(children), tuple(logs))
 
 
-def _limits_for(backend: str, limits: Limits, seconds: float) -> ResourceLimits:
-    # CUDA reserves a huge virtual address range, so an address-space cap only applies to the emulator.
+def child_limits(limits: Limits, seconds: float, backend: str = "emu") -> ResourceLimits:
+    """The rlimits of a child that runs for at most `seconds` of wall-clock time.
+
+    CUDA reserves a huge virtual address range, so the address-space cap applies only to children
+    without a GPU context (the emulator, the compiler). The CPU-time cap stops a child the wall
+    clock cannot (one that outlives a killed parent).
+    """
     return ResourceLimits(
-        cpu_seconds=int(seconds * 2) + 10,
-        address_space_bytes=limits.memory_bytes if backend == "emu" else None,
+        cpu_seconds=int(seconds * limits.cpu_factor) + 10,
+        address_space_bytes=limits.memory_bytes if backend != "gpu" else None,
+        file_size_bytes=limits.file_size_bytes,
+        open_files=limits.open_files,
     )
 
 

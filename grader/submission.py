@@ -12,10 +12,17 @@ from pathlib import Path
 
 from .spec import Limits
 
-# A preprocessor directive that pulls in another file, however it is spelled: "# include",
-# include_next, import, embed, and the line-continued forms (joined before matching).
-_INCLUDE = re.compile(r"^[ \t]*#[ \t]*(include_next|include|import|embed)\b(.*)$", re.MULTILINE)
+# Directives a kernel may use. Everything else is refused: #include (unless the exercise allows
+# the header), #include_next, #import, #embed, and #line or "# 1 "file"" markers, which make
+# the compiler report another file's name (e.g. a grader source) in place of the student's.
+_SAFE_DIRECTIVES = frozenset({"", "define", "undef", "if", "ifdef", "ifndef", "elif", "elifdef", "elifndef",
+                              "else", "endif", "pragma", "error", "warning"})
+# A directive: "#" or its digraph "%:" first on a line (after whitespace), then its name.
+_DIRECTIVE = re.compile(r"^[ \t\f\v]*(?:#|%:)[ \t\f\v]*([A-Za-z_]\w*|\d+)?(.*)$", re.MULTILINE)
+_HEADER = re.compile(r'^\s*(?:#|%:)\s*include\s*[<"]([^<>"]+)[>"]\s*(?://.*)?$')
 _HAS_INCLUDE = re.compile(r"__has_include(_next)?\b")
+# Backslash, optional blanks, newline: NVRTC's front end splices these like a plain backslash-newline.
+_SPLICE = re.compile(r"\\[ \t\f\v]*\n")
 
 
 @dataclass(frozen=True)
@@ -69,34 +76,141 @@ def check_policy(sub: Submission, limits: Limits) -> PolicyVerdict:
         return PolicyVerdict(False, f"{sub.name} is {sub.size:,} bytes; the limit is {limits.max_source_bytes:,}. Submit only your kernel source.")
     if not sub.source.strip():
         return PolicyVerdict(False, f"{sub.name} is empty; submit your kernel source")
-    joined = _join_continued_lines(sub.source)
-    for match in _INCLUDE.finditer(joined):
-        line = joined.count("\n", 0, match.start()) + 1
-        target = match.group(2).strip()
-        bare = target.strip('<>"')
-        if match.group(1) == "include" and target[:1] in "<\"" and bare in limits.allowed_includes:
-            continue
-        allowed = ", ".join(limits.allowed_includes) or "none"
-        return PolicyVerdict(False, f"{sub.name}:{line}: '#{match.group(1)} {target}' is not allowed in this exercise "
-                                    f"(allowed includes: {allowed}). Everything the kernel needs is built in; remove the line.", line)
-    found = _HAS_INCLUDE.search(joined)
-    if found:
-        line = joined.count("\n", 0, found.start()) + 1
-        return PolicyVerdict(False, f"{sub.name}:{line}: __has_include is not allowed; remove it.", line)
+    physical = sub.source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for view in _directive_views(sub.source):
+        for match in _DIRECTIVE.finditer(view):
+            name = match.group(1) or ""
+            if name in _SAFE_DIRECTIVES:
+                continue
+            line = view.count("\n", 0, match.start()) + 1
+            # Literals are blanked in the views: the header's name comes from the line as written.
+            text = _printable(physical[line - 1].strip() if line <= len(physical) else name)
+            target = _HEADER.match(text)
+            if name == "include" and target and target.group(1) in limits.allowed_includes:
+                continue
+            return PolicyVerdict(False, _refusal(sub.name, line, name, text, limits), line)
+    for view in _directive_views(sub.source):  # __has_include in code, not in a comment or string
+        found = _HAS_INCLUDE.search(view)
+        if found:
+            line = view.count("\n", 0, found.start()) + 1
+            return PolicyVerdict(False, f"{sub.name}:{line}: __has_include is not allowed; remove it.", line)
     return PolicyVerdict(True)
 
 
-def _join_continued_lines(text: str) -> str:
-    """Join backslash-continued lines, padding with empty lines so line numbers stay right."""
-    out: list[str] = []
-    buf, swallowed = "", 0
-    for line in text.split("\n"):
-        if line.endswith("\\"):
-            buf, swallowed = buf + line[:-1], swallowed + 1
-            continue
-        out.append(buf + line)
-        out.extend([""] * swallowed)
-        buf, swallowed = "", 0
-    if buf:
-        out.append(buf)
+def _printable(text: str) -> str:
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+def _refusal(name: str, line: int, directive: str, text: str, limits: Limits) -> str:
+    shown = text[:80] + ("..." if len(text) > 80 else "")
+    if directive in ("include", "include_next", "import", "embed"):
+        allowed = ", ".join(limits.allowed_includes) or "none"
+        return (f"{name}:{line}: '{shown}' is not allowed in this exercise (allowed includes: {allowed}). "
+                "Everything the kernel needs is built in; remove the line.")
+    if directive == "line" or directive.isdigit():
+        return (f"{name}:{line}: '{shown}' is not allowed: #line directives change the file name and line numbers "
+                "the grader reports for your code. Remove the line.")
+    return f"{name}:{line}: the preprocessor directive '{shown}' is not allowed in a submission; remove the line."
+
+
+def _directive_views(text: str) -> tuple[str, str]:
+    """The source as the preprocessor sees its lines, two ways, each keeping physical line numbers.
+
+    A directive may hide behind a comment: "#/**/include" and "/*<newline>*/ #include" both
+    include a file in NVRTC (measured). The standard reads a comment spanning lines as one space,
+    NVRTC's front end lets it end the line; directives are looked for in both readings and, found
+    in either, refused. String, character and raw-string literals are blanked, so "#include"
+    inside a string is no directive; "\r" counts as a line end (a false alarm costs a student an
+    edit, a miss would let the compiler read files on the grading machine).
+    """
+    spliced, swallowed = _splice(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return tuple(_renumber(v, swallowed) for v in _strip_comments(spliced))  # type: ignore[return-value]
+
+
+def _splice(text: str) -> tuple[str, list[int]]:
+    """Join continued lines; for each logical line, how many physical lines it swallowed."""
+    joined = _SPLICE.sub("\x01", text)
+    out_lines = joined.split("\n")
+    return "\n".join(l.replace("\x01", "") for l in out_lines), [l.count("\x01") for l in out_lines]
+
+
+def _token_start(text: str, i: int) -> int:
+    """Where the identifier or number that ends just before text[i] begins."""
+    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_.'"):
+        i -= 1
+    return i
+
+
+def _in_number(text: str, i: int) -> bool:
+    """Whether the quote at text[i] is a C++14 digit separator (1'000) rather than a literal (L'x')."""
+    start = _token_start(text, i)
+    return start < i and (text[start].isdigit() or (text[start] == "." and start + 1 < i and text[start + 1].isdigit()))
+
+
+def _raw_close(text: str, i: int) -> str | None:
+    """If the quote at text[i] opens a raw string (R"x(...)x", or with u8R, uR, UR, LR), its closing
+    ')x"'. A malformed one is read as a plain string: line-bounded, so it can hide no directive."""
+    if text[_token_start(text, i):i] not in ("R", "u8R", "uR", "UR", "LR"):
+        return None
+    k = text.find("(", i + 1, i + 18)
+    delim = text[i + 1:k] if k >= 0 else None
+    if delim is None or any(ch in delim for ch in ' ()\\\t\v\f\n"'):
+        return None
+    return ")" + delim + '"'
+
+
+def _renumber(view: str, swallowed: list[int]) -> str:
+    """Pad each logical line with the empty lines it swallowed, so match offsets give physical lines."""
+    out = []
+    for i, line in enumerate(view.split("\n")):
+        out.append(line)
+        if i < len(swallowed):
+            out.extend([""] * swallowed[i])
     return "\n".join(out)
+
+
+def _strip_comments(text: str) -> tuple[str, str]:
+    """Views 1 and 2 of _directive_views: comments removed, literals blanked, line count kept.
+
+    In view 1 a comment spanning lines is one space, and the newlines it swallowed are added at the
+    end of the logical line it belongs to; in view 2 the comment becomes those newlines.
+    """
+    one: list[str] = []
+    two: list[str] = []
+    carry = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            newlines = text.count("\n", i, n if j < 0 else j)
+            one.append(" ")
+            two.append("\n" * newlines or " ")
+            carry += newlines
+            i = n if j < 0 else j + 2
+        elif c == '"' and (close := _raw_close(text, i)) and (j := text.find(close, i + 1)) >= 0:
+            end = j + len(close)
+            newlines = text.count("\n", i, end)
+            one.append('""' + "\n" * newlines)
+            two.append('""' + "\n" * newlines)
+            i = end
+        elif c in "\"'" and not (c == "'" and _in_number(text, i)):
+            # A literal ends at its closing quote or, unterminated, at the end of the line.
+            j = i + 1
+            while j < n and text[j] not in (c, "\n"):
+                j += 2 if text[j] == "\\" else 1
+            one.append(c + c)
+            two.append(c + c)
+            i = j + 1 if j < n and text[j] == c else min(j, n)
+        else:
+            if c == "\n":
+                one.append("\n" * carry)
+                carry = 0
+            one.append(c)
+            two.append(c)
+            i += 1
+    one.append("\n" * carry)
+    return "".join(one), "".join(two)

@@ -54,8 +54,17 @@ class EmuDevice:
 
     def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int) -> LaunchOutcome:
         emu, name = kernel
-        report = emu.launch(name, grid=tuple(grid), block=tuple(block), shared_bytes=shared,
-                            args=[_plain(a) for a in args], step_limit=step_limit, track_hazards=True)
+        try:
+            report = emu.launch(name, grid=tuple(grid), block=tuple(block), shared_bytes=shared,
+                                args=[_plain(a) for a in args], step_limit=step_limit, track_hazards=True)
+        except MemoryError:
+            # The child's address-space limit (spec limits.memory_bytes) stopped an allocation: the
+            # kernel's per-thread local or shared arrays times the threads emulated at once.
+            return LaunchOutcome(error="the kernel needs more memory than the emulator may use (a huge local or shared "
+                                       "array?); keep per-thread arrays small", findings={"status": "out-of-memory"})
+        except RecursionError:
+            return LaunchOutcome(error="the emulator cannot run this kernel: it nests too deeply (recursion?)",
+                                 findings={"status": "unsupported"})
         findings = findings_dict(report)
         if report.status != "ok":
             base = _STATUS_MESSAGES.get(report.status, report.status).format(steps=getattr(report, "steps", 0))
@@ -63,7 +72,24 @@ class EmuDevice:
         return LaunchOutcome(findings=findings)
 
     def free(self, bufs: Sequence[Buffer]) -> None:
-        pass  # each Emulator's heap lives as long as the child; sizes are small by design
+        """Unmap and zero the buffers, as cudaFree would: a later launch that reaches past its own
+        buffers then faults, instead of finding an earlier launch's inputs or outputs."""
+        from ..emu.memory import HEAP_BASE
+
+        for buf in bufs:
+            heap = getattr(buf.handle, "heap", None)
+            if heap is None:
+                continue
+            if hasattr(heap, "free"):
+                heap.free(buf.arg)
+                continue
+            i = heap.find(buf.arg)
+            if i < 0:
+                continue
+            heap.data[heap.starts[i] - HEAP_BASE:heap.ends[i] - HEAP_BASE] = 0
+            del heap.starts[i], heap.ends[i], heap.names[i]
+            heap._starts_arr = np.array(heap.starts, dtype=np.uint64)
+            heap._ends_arr = np.array(heap.ends, dtype=np.uint64)
 
 
 def findings_dict(report: Any) -> dict[str, Any]:
