@@ -76,9 +76,7 @@ def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
     if distinct > 1 and (corrupting or (ctx.emu_available and memory_messages(ctx))):
         extra["note"] = "launches differed, but the kernel also accesses memory outside its arrays (see Memory safety)"
     elif distinct > 1:
-        out.append(f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results: "
-                   "threads race (a missing __syncthreads()?).")
-    wrong = [l for l in result.launches if l.get("compare") and not l["compare"]["ok"]]
-    if wrong and distinct > 1:
-        out.append(f"{len(wrong)} of {len(result.launches)} of those launches were wrong.")
+        wrong = sum(1 for l in result.launches if l.get("compare") and not l["compare"]["ok"])
+        out.append(f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results "
+                   f"({wrong} of them wrong): threads race (a missing __syncthreads()?).")
     return out

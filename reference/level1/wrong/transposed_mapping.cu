@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: threadIdx.x picks the row, so a warp reads 32 different rows of A (32 sectors per request) and writes a column of C, instead of a broadcast of A and consecutive B and C.
 
 extern "C" __global__ void matmul_coalesced(const float* __restrict__ A,

@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: there is no barrier between warp 0 writing inv_rms and the other warps reading it, so they can scale with a stale value.
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,

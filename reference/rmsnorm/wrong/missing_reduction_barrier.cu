@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: there is no barrier between the warps writing warp_sums and warp 0 reading them, so warp 0 can add partial sums that are not written yet.
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,

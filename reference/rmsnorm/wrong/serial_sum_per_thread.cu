@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: there is no parallel reduction: every thread loops over the whole row to compute the sum of squares itself, so each warp reads the entire row.
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,

@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: it computes silu(a) into out in one pass and multiplies by b in a second pass that reads out back, an extra store and load of every element.
 
 extern "C" __global__ void swiglu(const float* __restrict__ a,
