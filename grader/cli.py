@@ -162,3 +162,5 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
         click.echo("\n".join(profile_module.table(result)))
 
     _guard(work)
+
+from .cli_staff import register as _register_staff; _register_staff(main)

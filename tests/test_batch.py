@@ -1,0 +1,344 @@
+"""grader.batch: inputs (folders, zips), workers, the gradebook, and a whole class killed half way and resumed."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import batch
+from grader.errors import UsageError
+from grader.exercise import load
+from grader.isolated import TAG_VARIABLE
+from grader.results import validate
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTION = ROOT / "reference" / "level2" / "solution.cu"
+SKELETON = ROOT / "exercises" / "level2" / "skeleton.cu"
+WRONG = sorted((ROOT / "reference" / "level2" / "wrong").glob("*.cu"))
+
+
+def hang_source() -> str:
+    text = SOLUTION.read_text()
+    marker = "    float acc"
+    assert marker in text
+    return text.replace(marker, "    while (1);\n" + marker, 1)
+
+
+def run_cli(*args: str, timeout: float = 400, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "grader", *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT, **kwargs)
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text())))
+
+
+def batch_tag(out: Path) -> str:
+    return "batch-" + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
+
+
+def tagged_processes(prefix: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                env = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if f"{TAG_VARIABLE}={prefix}".encode() in env:
+                found.append(int(entry.name))
+    return found
+
+
+# --------------------------------------------------------------------------------------------- inputs
+
+def test_folder_of_files_and_of_student_folders(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "Zoë Smith.cu").write_text("// a\n")
+    (subs / "alice.cu").write_text("// b\n")
+    (subs / "notes.txt").write_text("ignored\n")
+    (subs / "bob").mkdir()
+    (subs / "bob" / "src").mkdir()
+    (subs / "bob" / "src" / "k.cu").write_text("// c\n")
+    (subs / "carol").mkdir()
+    (subs / "carol" / "README").write_text("forgot the file\n")
+    (subs / "dan").mkdir()
+    (subs / "dan" / "a.cu").write_text("// d1\n")
+    (subs / "dan" / "b.cu").write_text("// d2\n")
+    entries = {e.student: e for e in batch.collect(subs, tmp_path / "scratch")}
+    assert sorted(entries) == ["Zo_Smith", "alice", "bob", "carol", "dan"]
+    assert entries["bob"].source == subs / "bob" / "src" / "k.cu"
+    assert entries["carol"].source is None and "No .cu file" in entries["carol"].problem and "README" in entries["carol"].problem
+    assert entries["dan"].source is None and "a.cu" in entries["dan"].problem and "exactly one" in entries["dan"].problem
+    assert entries["alice"].fingerprint != entries["Zo_Smith"].fingerprint
+
+
+def test_ids_are_sanitised_and_unique(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("a b.cu", "a_b.cu", "x;rm -rf.cu"):
+        (subs / name).write_text("// x\n")
+    students = [e.student for e in batch.collect(subs, tmp_path)]
+    assert students == ["a_b", "a_b-2", "x_rm_-rf"]
+
+
+def test_gradescope_export_zip(tmp_path):
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("assignment_42_export/submission_metadata.yml",
+                    "submission_1001:\n  :submitters:\n  - :name: Ada Lovelace\n    :sid: '77'\n    :email: ada@example.edu\n"
+                    "  :created_at: 2025-01-01\nsubmission_1002:\n  :submitters:\n  - :name: Alan Turing\n    :email: alan@example.edu\n")
+        zf.writestr("assignment_42_export/submission_1001/submission.cu", "// ada\n")
+        zf.writestr("assignment_42_export/submission_1002/kernel.cu", "// alan\n")
+        zf.writestr("__MACOSX/._junk", "x")
+    entries = batch.collect(archive, tmp_path / "scratch")
+    assert [e.student for e in entries] == ["submission_1001", "submission_1002"]
+    assert entries[0].submitters == ("Ada Lovelace <ada@example.edu> 77",)
+    assert entries[1].submitters == ("Alan Turing <alan@example.edu>",)
+    assert entries[0].source.read_text() == "// ada\n"
+
+
+@pytest.mark.parametrize("evil", ["../escape.cu", "/abs/escape.cu", "a/../../escape.cu"])
+def test_zip_path_traversal_is_refused(tmp_path, evil):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ok.cu", "// fine\n")
+        zf.writestr(evil, "// bad\n")
+    with pytest.raises(UsageError, match="outside the archive"):
+        batch.extract_zip(archive, tmp_path / "x" / "dest")
+    assert not (tmp_path / "escape.cu").exists() and not (tmp_path / "x" / "escape.cu").exists()
+
+
+def test_zip_size_cap_counts_real_bytes(tmp_path):
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("big.cu", b"\0" * (4 * 1024 * 1024))
+    with pytest.raises(UsageError, match="MiB once extracted"):
+        batch.extract_zip(archive, tmp_path / "dest", max_bytes=1024 * 1024)
+
+
+def test_zip_symlinks_are_skipped(tmp_path):
+    archive = tmp_path / "links.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        info = zipfile.ZipInfo("link.cu")
+        info.external_attr = 0o120777 << 16
+        zf.writestr(info, "/etc/passwd")
+        zf.writestr("real.cu", "// real\n")
+    batch.extract_zip(archive, tmp_path / "dest")
+    assert sorted(p.name for p in (tmp_path / "dest").iterdir()) == ["real.cu"]
+
+
+# --------------------------------------------------------------------------------------------- workers, hashing
+
+def test_gpu_slots_spread_children_over_gpus():
+    slots = batch.plan_slots("gpu", None, 2, ["0", "1", "2"])
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in slots] == ["0", "1", "2", "0", "1", "2"]
+    assert len(batch.plan_slots("gpu", 4, 2, ["0", "1", "2"])) == 4
+    capped = batch.plan_slots("gpu", 4, 1, ["5", "7"])
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in capped] == ["5", "7"]  # never more than per_gpu x GPUs
+
+
+def test_cpu_workers_never_exceed_cores():
+    assert len(batch.plan_slots("emu", 16, 1, cores=2)) == 2
+    assert len(batch.plan_slots("emu", 1, 1, cores=8)) == 1
+    assert len(batch.plan_slots("emu", None, 1, cores=3)) == 3
+    with pytest.raises(UsageError):
+        batch.plan_slots("emu", 0, 1)
+
+
+def test_visible_gpus_respects_cuda_visible_devices(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    assert batch.visible_gpus() == ["2", "3"]
+
+
+def test_normalised_hash_ignores_comments_and_whitespace():
+    a = "// mine!\n__global__ void k(float* x) {\n  x[0] = 1; /* set */\n}\n"
+    b = "__global__   void k(float*x){x[0]=1;}  // copied\n"
+    c = '__global__ void k(float* x) { x[0] = 2; }\n'
+    d = 'const char* s = "// not a comment"; __global__ void k(float* x) { x[0] = 1; }'
+    assert batch.normalized_hash(a) == batch.normalized_hash(b) != batch.normalized_hash(c)
+    assert batch.normalized_hash(d) != batch.normalized_hash('const char* s = ""; __global__ void k(float* x) { x[0] = 1; }')
+
+
+# --------------------------------------------------------------------------------------------- grading
+
+def test_small_batch_statuses_and_timeout_row(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "broken.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    (subs / "empty.cu").write_bytes(b"")
+    (subs / "hang.cu").write_text(hang_source())
+    (subs / "nofile").mkdir()
+    (subs / "nofile" / "x.txt").write_text("?")
+    out = tmp_path / "out"
+    proc = run_cli("batch", "exercises/level2", str(subs), "--out", str(out), "--backend", "emu", "--workers", "2", "--timeout", "8")
+    assert proc.returncode == 0, proc.stderr
+    rows = read_csv(out / "grades.csv")
+    assert rows[0][0] == "id" and rows[0][-2:] == ["status", "submitters"] and rows[1][0] == "(max)"
+    status = {r[0]: r[rows[0].index("status")] for r in rows[2:]}
+    assert status == {"broken": "compile-error", "empty": "compile-error", "hang": "timeout", "nofile": "compile-error"}
+    for student in status:
+        doc = json.loads((out / "results" / f"{student}.json").read_text())
+        validate(doc)
+        assert doc["score"] == 0 and doc["extra_data"]["batch"]["status"] == status[student]
+    hang = json.loads((out / "results" / "hang.json").read_text())
+    assert "8 s limit" in hang["tests"][0]["output"]
+    assert (out / "summary.txt").read_text().startswith("4 submissions")
+    assert tagged_processes(batch_tag(out)) == []
+
+
+def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for i in range(3):
+        (subs / f"hang{i}.cu").write_text(hang_source())
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercises/level2", str(subs), "--out", str(out),
+                             "--backend", "emu", "--workers", "2", "--timeout", "300"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tag = batch_tag(out)
+    try:
+        deadline = time.monotonic() + 60
+        while not tagged_processes(tag) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert tagged_processes(tag), "no grading child started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        batch.kill_tagged(tag + ":", prefix=True)
+    assert proc.returncode == 130 and "same command again" in err
+    time.sleep(0.5)
+    assert tagged_processes(tag) == []  # nothing of the batch is left running
+    assert not (out / "grades.csv").exists() and list((out / "results").glob("*.json")) == []
+
+
+def test_unchanged_results_are_reused_and_changed_ones_regraded(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    (subs / "b.cu").write_bytes(b"")
+    out = tmp_path / "out"
+    first = batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=2))
+    assert (first.graded_now, first.skipped) == (2, 0)
+    (subs / "b.cu").write_text("// now something\n")
+    second = batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=2))
+    assert (second.graded_now, second.skipped) == (1, 1)
+    third = batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=2, regrade=True))
+    assert (third.graded_now, third.skipped) == (2, 0)
+
+
+def test_a_second_batch_on_the_same_folder_is_refused(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    held = batch._lock(out)
+    try:
+        with pytest.raises(UsageError, match="another `grade batch`"):
+            batch.run_batch(ROOT / "exercises/level2", ROOT / "reference/level2/wrong", out, batch.Options(backend="emu"))
+    finally:
+        held.close()
+
+
+def class_folder(folder: Path) -> dict[str, str]:
+    """30+ submissions under student names; returns the expected status of the ones that are certain."""
+    folder.mkdir()
+    expected = {}
+    for i in range(6):
+        (folder / f"ref_{i:02d}.cu").write_bytes(SOLUTION.read_bytes())
+        expected[f"ref_{i:02d}"] = "graded"
+    for i in range(5):
+        (folder / f"skel_{i:02d}.cu").write_bytes(SKELETON.read_bytes())
+        expected[f"skel_{i:02d}"] = "graded"
+    for path in WRONG:
+        (folder / f"wrong_{path.stem}.cu").write_bytes(path.read_bytes())
+    expected["wrong_does_not_compile"] = "compile-error"
+    (folder / "empty.cu").write_bytes(b"")
+    (folder / "binary.cu").write_bytes(bytes(range(256)) * 8)
+    (folder / "latin1.cu").write_bytes("// caf\xe9 au lait\n".encode("latin-1") + SOLUTION.read_bytes())
+    expected.update({"empty": "compile-error", "binary": "compile-error", "latin1": "compile-error"})
+    (folder / "hang.cu").write_text(hang_source())
+    expected["hang"] = "timeout"
+    flood = SOLUTION.read_text().replace("    float acc", '    for (int i = 0; i < 200; ++i) printf("flood %d\\n", i);\n    float acc', 1)
+    (folder / "flood.cu").write_text(flood)
+    (folder / "Zoë Smith.cu").write_text("// all my own work\n" + SOLUTION.read_text().replace("    ", "\t"))
+    expected["Zo_Smith"] = "graded"
+    (folder / "in_a_folder").mkdir()
+    (folder / "in_a_folder" / "kernel.cu").write_bytes(SOLUTION.read_bytes())
+    expected["in_a_folder"] = "graded"
+    (folder / "two_files").mkdir()
+    (folder / "two_files" / "a.cu").write_bytes(SOLUTION.read_bytes())
+    (folder / "two_files" / "b.cu").write_bytes(SKELETON.read_bytes())
+    expected["two_files"] = "compile-error"
+    return expected
+
+
+@pytest.mark.slow
+def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(tmp_path):
+    subs = tmp_path / "subs"
+    expected = class_folder(subs)
+    entries = batch.collect(subs, tmp_path / "scratch")
+    students = [e.student for e in entries]
+    assert len(students) >= 30
+    out = tmp_path / "out"
+    args = [sys.executable, "-m", "grader", "batch", "exercises/level2", str(subs), "--out", str(out), "--backend", "emu",
+            "--workers", "2", "--timeout", "45", "--seed", "7"]
+
+    first = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 240
+        while len(list((out / "results").glob("*.json"))) < 8 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.2)
+    finally:
+        first.kill()  # SIGKILL: no cleanup at all; its children are orphaned mid-grade
+        first.wait()
+    done_before = {p.name: p.read_bytes() for p in (out / "results").glob("*.json")}
+    assert 8 <= len(done_before) < len(students)
+    assert not (out / "grades.csv").exists()  # an unfinished batch never leaves a gradebook that looks complete
+
+    started = time.monotonic()
+    second = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=420)
+    assert second.returncode == 0, second.stderr
+    print(f"resumed batch took {time.monotonic() - started:.0f} s")
+    kept = {name for name in done_before
+            if batch._batch_info(out / "results" / name)["status"] != "grader-error" and name != "two_files.json"}
+    assert f"{len(kept)} already graded" in second.stderr
+    for name in kept:
+        assert (out / "results" / name).read_bytes() == done_before[name], f"{name} was graded again"
+
+    rows = read_csv(out / "grades.csv")
+    header, maxima, body = rows[0], rows[1], rows[2:]
+    ids = [r[0] for r in body]
+    assert ids == students and len(set(ids)) == len(ids)  # every student once, none missing, none doubled
+    assert maxima[0] == "(max)" and float(maxima[1]) == load(ROOT / "exercises/level2").spec.max_score
+    status = {r[0]: r[header.index("status")] for r in body}
+    for student, want in expected.items():
+        assert status[student] == want, (student, status[student])
+    assert set(status.values()) <= set(batch.STATUSES)
+    for student in students:
+        doc = json.loads((out / "results" / f"{student}.json").read_text())
+        validate(doc)
+        assert doc["extra_data"]["batch"]["student"] == student
+    ref = next(r for r in body if r[0] == "ref_00")
+    assert float(ref[1]) == sum(float(maxima[i]) for i in range(2, len(header) - 2) if ref[i] != "")
+    summary = (out / "summary.txt").read_text()
+    groups = {line.split(":")[0].strip(): line.split(":")[1].strip().split(", ") for line in summary.splitlines()
+              if line.strip().startswith("identical to")}
+    assert sorted(groups["identical to the reference solution"]) == sorted(["Zo_Smith", "in_a_folder", *(f"ref_{i:02d}" for i in range(6))])
+    assert sorted(groups["identical to the unmodified skeleton"]) == [f"skel_{i:02d}" for i in range(5)]
+
+    # grades.csv is derived: delete it and the same command rebuilds it without grading anyone.
+    (out / "grades.csv").unlink()
+    third = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert third.returncode == 0 and read_csv(out / "grades.csv") == rows
+    redone = sum(1 for e in entries if e.source is None)  # rows without a .cu are rebuilt (instant), the rest reused
+    assert f"graded {redone} now, {len(students) - redone} unchanged" in third.stdout

@@ -1,0 +1,126 @@
+"""grader.gradescope: the autograder zip, run in a simulated /autograder tree, always writes a valid results.json."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader import gradescope
+from grader.cli import main
+from grader.results import validate
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path_factory.mktemp("bundle") / "autograder.zip"
+    gradescope.build_bundle(root / "exercises" / "level2", out)
+    return out
+
+
+def lay_out(bundle: Path, tmp_path: Path, files: dict[str, bytes]) -> Path:
+    """An /autograder tree as Gradescope makes it: source/ from the zip, run_autograder copied, submission/."""
+    ag = tmp_path / "autograder"
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(ag / "source")
+    shutil.copy(ag / "source" / "run_autograder", ag / "run_autograder")
+    (ag / "submission").mkdir()
+    for name, data in files.items():
+        (ag / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (ag / "submission" / name).write_bytes(data)
+    return ag
+
+
+def run_autograder(ag: Path, **env: str) -> dict:
+    environ = {**os.environ, gradescope.ROOT_VARIABLE: str(ag), gradescope.PYTHON_VARIABLE: sys.executable, **env}
+    proc = subprocess.run(["bash", str(ag / "run_autograder")], env=environ, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads((ag / "results" / "results.json").read_text())
+    validate(document)
+    return document
+
+
+def test_zip_layout(bundle):
+    with zipfile.ZipFile(bundle) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
+        readme = zf.read("README.md").decode()
+        config = json.loads(zf.read("bundle.json"))
+    for required in ("setup.sh", "run_autograder", "README.md", "kernel-grader/pyproject.toml", "kernel-grader/grader/cli.py",
+                     "kernel-grader/grader/schemas/results.schema.json", "exercises/level2/spec.toml",
+                     "exercises/level2/harness.py", "exercises/level2/tests/test_hidden.py", "reference/level2/solution.cu"):
+        assert required in names, required
+    assert not any("/wrong/" in n or "__pycache__" in n for n in names)
+    assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
+    assert "no GPU" in readme and "emulator" in readme and "not run" in readme
+    assert config == {"exercise": "exercises/level2", "filename": "submission.cu", "timeout": 480.0, "backend": "emu"}
+
+
+def test_scripts_parse_and_setup_installs_the_bundled_grader(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path)
+    for script in ("setup.sh", "run_autograder"):
+        subprocess.run(["bash", "-n", str(tmp_path / script)], check=True)
+    setup = (tmp_path / "setup.sh").read_text()
+    assert 'pip install "$SOURCE/kernel-grader"' in setup and "apt-get install" in setup
+
+
+def test_good_submission_scores_everything_the_emulator_grades(bundle, root, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"submission.cu": (root / "reference/level2/solution.cu").read_bytes()})
+    doc = run_autograder(ag)
+    assert all(t["status"] == "passed" for t in doc["tests"])
+    assert doc["score"] == sum(t["max_score"] for t in doc["tests"]) > 0
+    assert doc["extra_data"]["backend"] == "emu"
+    assert [n["category"] for n in doc["extra_data"]["not_run"]] == ["performance"]
+
+
+def test_bad_submission_is_graded_zero_with_the_compiler_error(bundle, root, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"submission.cu": (root / "reference/level2/wrong/does_not_compile.cu").read_bytes()})
+    doc = run_autograder(ag)
+    assert doc["score"] == 0
+    assert doc["tests"][0]["tags"] == ["compile"] and doc["tests"][0]["status"] == "failed"
+    assert "submission.cu" in doc["tests"][0]["output"]
+
+
+def test_missing_file_explains_what_was_expected(bundle, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"kernel.txt": b"__global__ void k() {}\n"})
+    doc = run_autograder(ag)
+    assert doc["score"] == 0 and "submission.cu" in doc["tests"][0]["output"] and "kernel.txt" in doc["tests"][0]["output"]
+
+
+def test_several_files_none_named_right_explains(bundle, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"a.cu": b"// a\n", "b.cu": b"// b\n"})
+    doc = run_autograder(ag)
+    text = doc["tests"][0]["output"]
+    assert doc["score"] == 0 and "a.cu" in text and "b.cu" in text and "exactly one" in text
+
+
+def test_one_file_with_another_name_is_graded_with_a_note(bundle, root, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"src/my_kernel.cu": (root / "reference/level2/wrong/does_not_compile.cu").read_bytes()})
+    doc = run_autograder(ag)
+    assert "my_kernel.cu" in doc["tests"][0]["output"]  # graded: the compiler error names the file
+    assert "Expected a file named submission.cu" in doc["output"]
+
+
+def test_python_that_cannot_start_still_leaves_results(bundle, tmp_path):
+    ag = lay_out(bundle, tmp_path, {"submission.cu": b"// anything\n"})
+    doc = run_autograder(ag, **{gradescope.PYTHON_VARIABLE: "/bin/false"})
+    assert doc["score"] == 0 and "not graded" in doc["output"]
+
+
+def test_cli_writes_the_zip(level2, tmp_path):
+    out = tmp_path / "ag.zip"
+    result = CliRunner().invoke(main, ["gradescope", str(level2), "--out", str(out), "--filename", "matmul.cu"])
+    assert result.exit_code == 0, result.output
+    with zipfile.ZipFile(out) as zf:
+        assert json.loads(zf.read("bundle.json"))["filename"] == "matmul.cu"
+    bad = CliRunner().invoke(main, ["gradescope", str(level2), "--out", str(out), "--filename", "../x.cu"])
+    assert bad.exit_code == 2 and "--filename" in bad.output

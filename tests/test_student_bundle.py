@@ -1,0 +1,156 @@
+"""grader.student: the student bundle validates, grades, and carries nothing hidden (checked by content)."""
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from click.testing import CliRunner
+
+from grader import api, student
+from grader.cli import main
+from grader.exercise import load
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml"))
+
+
+def bundled_texts(bundle: student.StudentBundle) -> dict[str, str]:
+    """Every bundled file's text; for the notebook both the raw JSON and the decoded cell sources."""
+    texts = {}
+    for path in bundle.folder.rglob("*"):
+        if path.is_file():
+            texts[path.name] = path.read_text(encoding="utf-8")
+    nb = nbformat.read(str(bundle.notebook), as_version=4)
+    texts["notebook cells"] = "\n".join(cell.source for cell in nb.cells)
+    return texts
+
+
+def stripped_lines(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def test_bundle_files_spec_and_notebook(level2, tmp_path):
+    bundle = student.build_bundle(level2, tmp_path, pip_source="https://course.example.edu/kg.whl")
+    assert bundle.folder == tmp_path / "level2"
+    assert sorted(p.name for p in bundle.folder.iterdir()) == ["README.md", "harness.py", "level2.ipynb", "skeleton.cu", "spec.toml"]
+    raw = tomllib.loads((bundle.folder / "spec.toml").read_text())
+    original = tomllib.loads((level2 / "spec.toml").read_text())
+    assert "hidden" not in raw["cases"] and "hidden_tests" not in raw
+    assert raw["cases"]["public"] == original["cases"]["public"] and raw["checks"] == original["checks"]
+    ex = load(bundle.folder)  # a valid exercise the student can grade against
+    assert ex.spec.hidden_cases == () and ex.spec.hidden_tests is None
+    assert (bundle.folder / "skeleton.cu").read_text() == (level2 / "skeleton.cu").read_text()
+
+    nb = nbformat.read(str(bundle.notebook), as_version=4)
+    nbformat.validate(nb)
+    sources = [c.source for c in nb.cells]
+    assert nb.cells[0].cell_type == "markdown" and "matmul_tiled" in nb.cells[0].source
+    install = next(s for s in sources if "!pip install" in s)
+    assert "https://course.example.edu/kg.whl" in install and install.startswith("#")  # documented in the cell
+    writefile = next(s for s in sources if s.startswith("%%writefile submission.cu"))
+    assert writefile.split("\n", 1)[1].strip() == (level2 / "skeleton.cu").read_text().strip()
+    assert any(s.rstrip().endswith("!grade level2 submission.cu") for s in sources)
+    assert nb.metadata["accelerator"] == "GPU" and nb.metadata["kernelspec"]["name"] == "python3"
+    readme = (bundle.folder / "README.md").read_text()
+    assert "not run" in readme and "reference solution" in readme
+
+
+@pytest.mark.parametrize("exercise_id", EXERCISES)
+def test_nothing_hidden_in_the_bundle(exercise_id, tmp_path):
+    folder = ROOT / "exercises" / exercise_id
+    ex = load(folder)
+    bundle = student.build_bundle(folder, tmp_path)
+    texts = bundled_texts(bundle)
+    everywhere = "\n".join(texts.values())
+    lines = stripped_lines(everywhere)
+
+    # Hidden cases: no hidden-only size (not public, not the emulator's, not a check's own size) in any form.
+    public = list(ex.spec.public_cases) + list(ex.spec.emu_cases)
+    public += [s for c in ex.spec.checks.values() for s in (c.size, c.emu_size) if s]
+    for case in ex.spec.hidden_cases:
+        if case in public:
+            continue
+        inline = "{ " + ", ".join(f"{k} = {v}" for k, v in case.items()) + " }"
+        as_json = "{" + ", ".join(f'"{k}": {v}' for k, v in case.items()) + "}"
+        assert inline not in everywhere and as_json not in everywhere, case
+    assert "hidden =" not in everywhere and "[hidden_tests]" not in everywhere
+
+    # Reference solution and wrong corpus: no line that the skeleton does not also have.
+    skeleton = stripped_lines((folder / "skeleton.cu").read_text())
+    secret = [ex.solution_path, *sorted((ex.reference_dir / "wrong").glob("*.cu"))]
+    for path in secret:
+        for line in stripped_lines(path.read_text(encoding="utf-8", errors="replace")) - skeleton:
+            assert line not in lines, f"{path.name}: {line!r} is in the student bundle"
+
+    # Hidden tests: no line that is not already in the exercise's public files.
+    public_lines = set().union(*(stripped_lines((folder / n).read_text()) for n in ("README.md", "skeleton.cu", "harness.py")))
+    for path in sorted((folder / "tests").glob("**/*")) if (folder / "tests").is_dir() else []:
+        if path.is_file() and path.suffix in (".py", ".toml", ".json", ".txt"):
+            for line in stripped_lines(path.read_text()) - public_lines:
+                assert line not in lines, f"tests/{path.name}: {line!r} is in the student bundle"
+
+
+def test_distinctive_secrets_leak_nowhere(root, tmp_path):
+    """An exercise whose hidden sizes, hidden test and solution carry unique markers: none may appear."""
+    ex_dir = tmp_path / "course" / "exercises" / "secretex"
+    shutil.copytree(root / "exercises" / "level2", ex_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    spec = (ex_dir / "spec.toml").read_text().replace('id = "level2"', 'id = "secretex"')
+    spec = re.sub(r"hidden = \[.*?\}\]", "# hidden sizes chosen to catch 7919-wide tiles\nhidden = [{ N = 977 }, { N = 1013 }]",
+                  spec, count=1, flags=re.DOTALL)
+    (ex_dir / "spec.toml").write_text(spec)
+    (ex_dir / "tests").mkdir(exist_ok=True)
+    (ex_dir / "tests" / "test_secret.py").write_text("def test_secret_marker_q8z():\n    assert 'SECRET-TEST-MARKER'\n")
+    ref = tmp_path / "course" / "reference" / "secretex"
+    ref.mkdir(parents=True)
+    (ref / "solution.cu").write_text("// SECRET-SOLUTION-MARKER\n" + (root / "reference/level2/solution.cu").read_text())
+    assert load(ex_dir).spec.hidden_cases == ({"N": 977}, {"N": 1013})
+
+    bundle = student.build_bundle(ex_dir, tmp_path / "out")
+    for name, text in bundled_texts(bundle).items():
+        for marker in ("977", "1013", "7919", "SECRET-TEST-MARKER", "test_secret_marker_q8z", "SECRET-SOLUTION-MARKER"):
+            assert marker not in text, f"{marker} leaked into {name}"
+    assert not (bundle.folder / "tests").exists()
+
+
+def test_bundle_grades_and_lists_traffic_as_not_run(level2, root, tmp_path):
+    bundle = student.build_bundle(level2, tmp_path)
+    # A correct kernel (the staff's, from outside the bundle) graded the way a student would grade theirs.
+    report = api.grade(bundle.folder, root / "reference/level2/solution.cu", backend="emu", seed=1)
+    assert all(t.passed for t in report.tests)
+    not_run = {n.category: n.reason for n in report.not_run}
+    assert "traffic" in not_run and "reference" in not_run["traffic"]
+    assert "performance" in not_run
+
+
+def test_cli_student_writes_bundle_and_warns_about_placeholder(level2, tmp_path):
+    result = CliRunner().invoke(main, ["student", str(level2), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "level2" / "level2.ipynb").is_file()
+    assert "placeholder" in result.output
+    nb = nbformat.read(str(tmp_path / "level2" / "level2.ipynb"), as_version=4)
+    assert student.PLACEHOLDER_PIP_SOURCE in "\n".join(c.source for c in nb.cells)
+
+
+def test_cli_student_refuses_to_overwrite_the_exercise(level2):
+    result = CliRunner().invoke(main, ["student", str(level2), "--out", str(level2.parent)])
+    assert result.exit_code == 2 and "overwrite" in result.output
+
+
+def test_pip_source_must_be_one_plain_token(level2, tmp_path):
+    result = CliRunner().invoke(main, ["student", str(level2), "--out", str(tmp_path), "--pip-source", 'x" && rm -rf ~ "'])
+    assert result.exit_code == 2 and "--pip-source" in result.output
+
+
+def test_toml_writer_round_trips_every_exercise():
+    for exercise_id in EXERCISES:
+        raw = tomllib.loads((ROOT / "exercises" / exercise_id / "spec.toml").read_text())
+        assert tomllib.loads(student.dumps_toml(raw)) == raw
