@@ -1,6 +1,6 @@
 """The lesson's ladder, measured: level1, level2 and level3 references against cuBLAS on one GPU.
 
-    python bench/ladder.py --size 4096 --out docs/ladder.md
+    python bench/ladder.py --size 4096 --out ladder.md   (then paste the table into docs/benchmarks.md)
 
 Times each reference kernel with the grader's own timing (CUDA events, warm-up, L2 flush, median),
 times cuBLAS (CuPy's matmul) the same way, and counts global load sectors with Nsight Compute.
