@@ -116,6 +116,10 @@ def write_atomic(document: Mapping[str, Any], path: Path) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(document, f, indent=2, allow_nan=False)
             f.write("\n")
+        # mkstemp makes the file private (0600); results are meant to be read by staff and tools.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

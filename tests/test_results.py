@@ -40,3 +40,16 @@ def test_summary_has_a_line_per_test_and_what_to_fix():
     text = "\n".join(summary_lines(_report()))
     assert "FAIL  Correctness" in text and "wrong at N = 33" in text
     assert "not run: timing needs a GPU" in text and "35 / 100" in text
+
+
+def test_results_file_is_readable_by_others(tmp_path):
+    import os
+    import stat
+
+    path = tmp_path / "r.json"
+    old = os.umask(0o022)
+    try:
+        write_atomic(to_json(_report()), path)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
