@@ -80,14 +80,14 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
     if sub is not None and verdict.ok:
         verdict = submission_module.check_policy(sub, spec.limits)
     if not verdict.ok:
-        tests, skipped = _not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
+        tests, skipped = not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
     compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
     mine = compiled.get("submission", {})
     problem = compile_problem(spec, sub.name, mine)
     if problem:
-        tests, skipped = _not_compiled(spec, backend, problem)
+        tests, skipped = not_compiled(spec, backend, problem)
         return report(tests, skipped, sha=sub.sha256)
     compile_test = _compile_test(spec, mine)
     ref = compiled.get("reference", {})
@@ -212,7 +212,7 @@ def _compile_test(spec: Spec, result: Mapping) -> TestResult | None:
     return TestResult("Compiles", "compile", points, points, True, text, visibility=conf.visibility if conf else "visible")
 
 
-def _not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResult], list[NotRun]]:
+def not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResult], list[NotRun]]:
     """Every test of the exercise, failed: the compile test with the reason, the rest as not graded."""
     conf = spec.checks.get("compile")
     tests = [TestResult("Compiles", "compile", 0.0, conf.points if conf else 0.0, False, message,
