@@ -1,0 +1,2 @@
+// TODO: write the kernel
+/* nothing here yet */
