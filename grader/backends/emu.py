@@ -68,7 +68,9 @@ class EmuDevice:
         findings = findings_dict(report)
         if report.status != "ok":
             base = _STATUS_MESSAGES.get(report.status, report.status).format(steps=getattr(report, "steps", 0))
-            return LaunchOutcome(error=f"{base}: {report.message}" if report.message else base, findings=findings)
+            # The step-limit message already says everything; the others add where it happened.
+            detail = report.message if report.message and report.status != "step-limit" else ""
+            return LaunchOutcome(error=f"{base}: {detail}" if detail else base, findings=findings)
         return LaunchOutcome(findings=findings)
 
     def free(self, bufs: Sequence[Buffer]) -> None:

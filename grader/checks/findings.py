@@ -16,6 +16,19 @@ def emu_findings_task(ctx: Context, sizes: Mapping[str, int]) -> Task:
     return Task(id=label, kind="run", backend="emu", sizes=sizes, seeds=(ctx.seed_for(label),))
 
 
+def unfinished_emu(ctx: Context, sizes: Mapping[str, int]) -> str | None:
+    """Why the dedicated emulated launch at `sizes` gives no evidence (it hung, trapped, crashed), or None.
+
+    A launch that stopped early saw only part of the kernel: "no race found" would then be a guess.
+    """
+    label = "emu:" + sizes_text(sizes)
+    result = ctx.results.get(label)
+    if result is None or not result.launches:
+        return f"the emulated launch at {sizes_text(sizes)} did not run ({result.message if result else 'no result'})"
+    error = next((l["error"] for l in result.launches if l.get("error")), None)
+    return f"the emulated launch at {sizes_text(sizes)} did not finish: {error}" if error else None
+
+
 def emu_task_ids(ctx: Context) -> list[str]:
     """Ids of every planned task that ran on the emulator (correctness sizes included on the emu backend)."""
     return [tid for tid, t in ctx.planned.items() if t.backend == "emu" and t.kind == "run"]

@@ -8,7 +8,7 @@ from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, memory_messages, run_sanitizer
+from .findings import bullet, emu_findings_task, memory_messages, run_sanitizer, unfinished_emu
 
 NAME = "Memory safety"
 
@@ -44,6 +44,10 @@ class MemorySafetyCheck:
                 ctx.not_run.append(NotRun("compute-sanitizer memcheck", "memory-safety", "compute-sanitizer was not found on this machine"))
         if problems:
             return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems))]
+        stopped = unfinished_emu(ctx, conf.emu_size or conf.size) if ctx.emu_available else None
+        if stopped:
+            return [verdict(NAME, conf, False, f"Not graded: {stopped} (memory safety can only be judged on a launch that completes)",
+                            extra={"gated": True})]
         return [verdict(NAME, conf, True, "No out-of-bounds access, no write outside the outputs, no read of unwritten shared memory.")]
 
 

@@ -8,7 +8,7 @@ from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, emu_problems, memory_messages, race_messages, run_sanitizer
+from .findings import bullet, emu_findings_task, emu_problems, memory_messages, race_messages, run_sanitizer, unfinished_emu
 
 NAME = "Races and barriers"
 
@@ -48,6 +48,10 @@ class RaceCheck:
                 ctx.not_run.append(NotRun("compute-sanitizer racecheck/synccheck", "race", "compute-sanitizer was not found on this machine"))
         if problems:
             return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems), extra=extra)]
+        stopped = unfinished_emu(ctx, small) if ctx.emu_available else None
+        if stopped:
+            return [verdict(NAME, conf, False, f"Not graded: {stopped} (races can only be judged on a launch that completes)",
+                            extra={**extra, "gated": True})]
         how = []
         if ctx.backend == "gpu":
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
