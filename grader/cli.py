@@ -14,7 +14,8 @@ import click
 
 from . import __version__, api
 from . import exercise as exercise_module
-from .errors import ExitCode, GraderError
+from .cli_guard import guard
+from .cli_staff import register as register_staff_commands
 from .results import summary_lines, to_json, write_atomic
 
 _DEFAULTS = inspect.signature(api.grade).parameters
@@ -73,7 +74,7 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
 
-    _guard(work)
+    guard(work)
 
 
 @main.command("list")
@@ -85,7 +86,7 @@ def list_cmd(root: Path) -> None:
             checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
             click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
 
-    _guard(work)
+    guard(work)
 
 
 @main.command("schema")
@@ -95,21 +96,6 @@ def schema_cmd(which: str) -> None:
     from . import results, spec
 
     click.echo(json.dumps((results if which == "results" else spec).schema(), indent=2))
-
-
-def _guard(work) -> None:
-    """Run a command body; map the grader's own errors to exit codes with a one-line reason."""
-    try:
-        work()
-    except GraderError as exc:
-        click.echo(f"grade: error: {exc}", err=True)
-        sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
-        click.echo("grade: interrupted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a bug in the grader: say so plainly, never a silent wrong grade
-        click.echo(f"grade: internal error (please report it): {type(exc).__name__}: {exc}", err=True)
-        sys.exit(int(ExitCode.GRADER_FAILED))
 
 
 @main.command("validate")
@@ -136,7 +122,7 @@ def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> No
         click.echo("all exercises valid" if all_ok else "some promises do not hold")
         sys.exit(0 if all_ok else 1)
 
-    _guard(work)
+    guard(work)
 
 
 @main.command("profile")
@@ -161,6 +147,7 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
             json_path.write_text(json.dumps(result.to_json(), indent=2))
         click.echo("\n".join(profile_module.table(result)))
 
-    _guard(work)
+    guard(work)
 
-from .cli_staff import register as _register_staff; _register_staff(main)
+# The course-staff commands (batch, gradescope, student) live in grader/cli_staff.py.
+register_staff_commands(main)

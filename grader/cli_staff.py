@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from . import api
-from .errors import ExitCode, GraderError
+from .cli_guard import guard
 
 
 def register(group: click.Group) -> None:
@@ -21,20 +21,6 @@ def register(group: click.Group) -> None:
     group.add_command(batch_cmd)
     group.add_command(gradescope_cmd)
     group.add_command(student_cmd)
-
-
-def _guard(work) -> None:
-    try:
-        work()
-    except GraderError as exc:
-        click.echo(f"grade: error: {exc}", err=True)
-        sys.exit(int(exc.exit_code))
-    except KeyboardInterrupt:
-        click.echo("grade: interrupted", err=True)
-        sys.exit(130)
-    except Exception as exc:  # a bug in the grader: say so plainly
-        click.echo(f"grade: internal error (please report it): {type(exc).__name__}: {exc}", err=True)
-        sys.exit(int(ExitCode.GRADER_FAILED))
 
 
 _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -125,7 +111,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
                    f"in {result.seconds:.0f} s")
         click.echo(f"gradebook: {result.csv_path}\nsummary:   {result.out / 'summary.txt'}\nresults:   {result.out / batch.RESULTS}/")
 
-    _guard(work)
+    guard(work)
 
 
 class _sigterm_as_interrupt:
@@ -170,7 +156,7 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
         click.echo(f"wrote {bundle.path} ({bundle.size / 1024:.0f} KiB, {len(bundle.members)} files) for {bundle.exercise}")
         click.echo("upload it to Gradescope (Configure Autograder); students submit " + filename)
 
-    _guard(work)
+    guard(work)
 
 
 @click.command("student")
@@ -201,4 +187,4 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
             click.echo(f"note: the notebook installs the grader from a placeholder ({source}); "
                        "pass --pip-source with where you host the wheel", err=True)
 
-    _guard(work)
+    guard(work)
