@@ -1,0 +1,98 @@
+"""How fast kernel-grader gives a full verdict, per submission and per class, on this machine.
+
+    python bench/grading_speed.py --backend emu                 # the CPU emulator (CI machine)
+    python bench/grading_speed.py --backend gpu --handmade      # on a GPU, against the hand-made pipeline
+
+Grades the level2 reference, skeleton and every wrong submission one at a time (wall time per
+submission: median and worst, and each verdict), then a class of copies through `grade batch`
+(submissions per minute). With --handmade it also runs bench/handmade_pipeline.py on the same files
+in the same run and reports the ratio of medians. Prints a Markdown section for docs/benchmarks.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISE = ROOT / "exercises" / "level2"
+
+
+def corpus() -> list[Path]:
+    ref = ROOT / "reference" / "level2"
+    return [ref / "solution.cu", EXERCISE / "skeleton.cu"] + sorted((ref / "wrong").glob("*.cu"))
+
+
+def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", str(EXERCISE), str(path), "--backend", backend, "--seed", "1",
+                    "--json", str(out), "--quiet"], check=True, capture_output=True, cwd=ROOT)
+    seconds = time.perf_counter() - start
+    doc = json.loads(out.read_text())
+    failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
+    return seconds, {"score": doc["score"], "failed": failed}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
+    parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
+    parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
+    args = parser.parse_args()
+    files = corpus()
+    tmp = Path(tempfile.mkdtemp(prefix="grading-speed-"))
+    rows = []
+    try:
+        for path in files:
+            seconds, verdict = grade_one(path, args.backend, tmp / f"{path.stem}.json")
+            hand = None
+            if args.handmade:
+                proc = subprocess.run([sys.executable, str(ROOT / "bench/handmade_pipeline.py"), str(path)],
+                                      capture_output=True, text=True, cwd=ROOT)
+                hand = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"seconds": float("nan")}
+            rows.append((path, seconds, verdict, hand))
+            print(f"{path.name:<32} {seconds:6.1f} s  {verdict}" + (f"  hand-made {hand['seconds']:.1f} s" if hand else ""), flush=True)
+        size = args.class_size or (30 if args.backend == "emu" else 100)
+        klass = tmp / "class"
+        klass.mkdir()
+        for i in range(size):
+            src = files[i % len(files)]
+            shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
+        batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
+                 "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else [])
+        start = time.perf_counter()
+        subprocess.run(batch, check=True, capture_output=True, cwd=ROOT)
+        batch_seconds = time.perf_counter() - start
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    times = [r[1] for r in rows]
+    lines = [f"## Grading speed: {args.backend} backend", "",
+             f"Command: `python bench/grading_speed.py --backend {args.backend}" + (" --handmade" if args.handmade else "") + "`; "
+             f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end "
+             f"{os.getloadavg()[0]:.2f}.", "",
+             "| submission | seconds | score | categories failed |" + (" hand-made seconds |" if args.handmade else ""),
+             "| --- | ---: | ---: | --- |" + (" ---: |" if args.handmade else "")]
+    for path, seconds, verdict, hand in rows:
+        lines.append(f"| {path.name} | {seconds:.1f} | {round(verdict['score'], 2):g} | {', '.join(verdict['failed']) or '-'} |"
+                     + (f" {hand['seconds']:.1f} |" if hand else ""))
+    lines += ["", f"Per submission: median {statistics.median(times):.1f} s, worst {max(times):.1f} s.",
+              f"`grade batch` of {size} submissions: {batch_seconds:.0f} s ({size / batch_seconds * 60:.1f} submissions per minute)."]
+    if args.handmade:
+        hand_times = [r[3]["seconds"] for r in rows]
+        lines.append(f"Hand-made pipeline: median {statistics.median(hand_times):.1f} s; ratio of medians "
+                     f"{statistics.median(hand_times) / statistics.median(times):.2f}x.")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
