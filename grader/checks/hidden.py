@@ -23,8 +23,9 @@ def test_files(exercise_root: Path) -> list[Path]:
 class HiddenTestsCheck:
     """Scored as points x passed / total, in the category the spec's [hidden_tests] names."""
 
-    def __init__(self, category: str = "correctness"):
+    def __init__(self, category: str = "correctness", seconds: float | None = None):
         self.category = category
+        self.seconds = seconds  # what is left of the grading's run budget; default: the spec's run_seconds
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
         return []
@@ -46,7 +47,7 @@ class HiddenTestsCheck:
         env[JOB_VARIABLE] = str(job)
         argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(workdir),
                            *map(str, files))
-        child = run_child(argv, timeout=ctx.spec.limits.run_seconds, env=env, cwd=str(workdir), output_cap=ctx.spec.limits.output_bytes)
+        child = run_child(argv, timeout=self.seconds or ctx.spec.limits.run_seconds, env=env, cwd=str(workdir), output_cap=ctx.spec.limits.output_bytes)
         outcomes = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
         if not outcomes:
             why = "stopped at the time limit" if child.timed_out else child.describe()
