@@ -110,6 +110,15 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
                 ctx.planned.setdefault(task.id, task)
         run_started = time.perf_counter()
         output = _run_planned(ctx)
+        beyond = _beyond_emulator(ctx) if backend == "emu" else None
+        if beyond:
+            # Not the student's fault and not a verdict: every check is listed as not run, none passed.
+            reason = "the emulator cannot run this kernel (see the note below); grade it on a GPU"
+            skipped = [NotRun(NAMES[c], c, reason) for c in order]
+            if spec.hidden_tests:
+                skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason))
+            notes.append(f"Not graded on the emulator: {beyond}. Nothing was counted as passed; a GPU can grade it.")
+            return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
         if spec.hidden_tests:
@@ -141,6 +150,19 @@ def student_text(text: str) -> str:
     the grader's own text."""
     text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
     return re.sub(r"`{3,}", lambda m: "'" * len(m.group()), text)
+
+
+def _beyond_emulator(ctx: Context) -> str | None:
+    """What the emulator could not run in the submission's launches (an opcode it lacks), or None."""
+    for task_id, task in ctx.planned.items():
+        result = ctx.results.get(task_id)
+        if task.backend != "emu" or task.module != "submission" or result is None:
+            continue
+        for launch in result.launches:
+            emu = launch.get("emu", {})
+            if emu.get("status") == "unsupported":
+                return emu.get("message") or "an unsupported instruction"
+    return None
 
 
 def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:

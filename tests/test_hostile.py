@@ -199,6 +199,13 @@ def test_hostile_submission(corpus: Corpus, case: str) -> None:
         assert not failed, f"{case}: expected every test to pass, these failed: {failed}"
         assert doc["score"] == reference.doc["score"], "printing changed the grade"
         return
+    if want["category"] == "not-run":
+        # Beyond the emulator: every check listed as not run, none passed, the note says why.
+        assert all(t["tags"][0] == "compile" for t in doc["tests"]), [t["name"] for t in doc["tests"]]
+        assert doc["extra_data"]["not_run"] and doc["score"] == 0
+        missing = [w for w in want["words"] if w not in doc["output"]]
+        assert not missing, f"{case}: the note lacks {missing}:\n{doc['output'][:1500]}"
+        return
     category = "compile" if want["category"] == "refused" else want["category"]
     tests = by_category.get(category)
     assert tests, f"{case}: no {category} test in the results"
