@@ -21,6 +21,7 @@ from . import cfg as cfg_mod
 from . import memory
 from .operands import Unsupported, storage_dtype
 from .ptx import Instr, Kernel, Module
+from .rendezvous import Rendezvous
 
 WARP = 32
 _SH = np.arange(WARP, dtype=np.uint32)
@@ -104,6 +105,8 @@ class KernelCode:
     static_shared: int
     local_offsets: dict[str, int]
     local_bytes: int
+    # per pc: the `.sync` collective there (an ops_warp.Collective), else None
+    collectives: list = field(default_factory=list)
 
 
 class DecodeContext:
@@ -148,8 +151,9 @@ def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) 
         except (KeyError, ValueError, IndexError) as e:
             h = _unsupported(ins, f"{ins.full} ({e})")
         handlers.append(h)
+    collectives = [h if hasattr(h, "membermask") else None for h in handlers]
     return KernelCode(kernel, graph, handlers, ctx.shared_offsets, ctx.static_shared,
-                      ctx.local_offsets, ctx.local_bytes)
+                      ctx.local_offsets, ctx.local_bytes, collectives)
 
 
 def _unsupported(ins: Instr, what: str):
@@ -160,7 +164,7 @@ def _unsupported(ins: Instr, what: str):
     return h
 
 
-class Machine:
+class Machine(Rendezvous):
     """One launch over a contiguous range of blocks of the grid."""
 
     def __init__(self, code: KernelCode, heap: memory.GlobalHeap, params: bytes, grid, block,
@@ -220,6 +224,10 @@ class Machine:
         self.spc = np.zeros((self.NW, self.D), dtype=np.int64)
         self.smask = np.zeros((self.NW, self.D), dtype=np.uint32)
         self.srpc = np.full((self.NW, self.D), -1, dtype=np.int64)
+        # entries parked at a `.sync` collective, and the membermask each waits for (see _park)
+        self.spark = np.zeros((self.NW, self.D), dtype=bool)
+        self.smm = np.zeros((self.NW, self.D), dtype=np.uint32)
+        self.n_parked = 0
         self.alive = pack(self.lane_valid.reshape(self.NW, WARP))
         self.smask[:, 0] = self.alive
         self.depth = (self.alive != 0).astype(np.int64)
@@ -282,6 +290,28 @@ class Machine:
             self.alive[W] &= ~tbits
             self._settle(W)
             return
+        x = self._exec(pc, W, tbits)
+        coll = self.code.collectives[pc]
+        parked = None
+        if coll is not None:
+            mm, missing = self._members_missing(x, coll)
+            if missing is not None:
+                # some warps wait for lanes on another path: park those, run the rest now
+                parked = (W[missing], mm[missing])
+                W, d = W[~missing], d[~missing]
+                x = self._exec(pc, W, tbits[~missing]) if W.size else None
+        if x is not None:
+            self.code.handlers[pc](x)
+            rec.steps += 1
+            rec.warp_instructions += W.size
+            if not x.advanced:
+                self.spc[W, d] = pc + 1
+                self._settle(W)
+        if parked is not None:
+            self._park(*parked)
+
+    def _exec(self, pc: int, W: np.ndarray, tbits: np.ndarray) -> Exec:
+        """The Exec for warps W at pc, whose current stack entries have lanes `tbits`."""
         n = W.size
         x = Exec()
         x.m = self
@@ -307,22 +337,31 @@ class Machine:
         x.line = ins.line
         x.instr = ins
         x.advanced = False
-        self.code.handlers[pc](x)
-        rec.steps += 1
-        rec.warp_instructions += n
-        if not x.advanced:
-            self.spc[W, d] = pc + 1
-            self._settle(W)
+        return x
 
     # ------------------------------------------------------------------ stack operations
     def _settle(self, W: np.ndarray) -> None:
-        """Pop entries that reached their reconvergence PC or have no live lanes left."""
+        """Pop entries that reached their reconvergence PC or have no live lanes left; a warp
+        whose top entry is then a parked one goes on with its rendezvous."""
+        self._pop(W)
+        if self.n_parked:
+            W = W[self.depth[W] > 0]
+            top = self.spark[W, self.depth[W] - 1]
+            for w in W[top]:
+                self._resolve(int(w))
+
+    def _pop(self, W: np.ndarray) -> None:
         while W.size:
             d = self.depth[W] - 1
             pop = (self.spc[W, d] == self.srpc[W, d]) | ((self.smask[W, d] & self.alive[W]) == 0)
             if not pop.any():
                 return
             W = W[pop]
+            if self.n_parked:
+                # a parked entry whose lanes all exited leaves with them
+                gone = self.spark[W, d[pop]]
+                self.n_parked -= int(gone.sum())
+                self.spark[W, d[pop]] = False
             self.depth[W] -= 1
             W = W[self.depth[W] > 0]
 
@@ -349,9 +388,9 @@ class Machine:
                 if int(self.depth[Wd].max()) + 2 >= self.D:
                     self._grow()
                 self.smask[Wd, :] &= ~gone[:, None]
-                self.spc[Wd, 1:] = self.spc[Wd, :-1]
-                self.smask[Wd, 1:] = self.smask[Wd, :-1]
-                self.srpc[Wd, 1:] = self.srpc[Wd, :-1]
+                for arr in (self.spc, self.smask, self.srpc, self.spark, self.smm):
+                    arr[Wd, 1:] = arr[Wd, :-1]
+                self.spark[Wd, 0] = False
                 self.spc[Wd, 0] = target if leave_t else pc + 1
                 self.smask[Wd, 0] = gone
                 self.srpc[Wd, 0] = -1
@@ -394,6 +433,8 @@ class Machine:
         self.spc = np.pad(self.spc, ((0, 0), (0, extra)))
         self.smask = np.pad(self.smask, ((0, 0), (0, extra)))
         self.srpc = np.pad(self.srpc, ((0, 0), (0, extra)), constant_values=-1)
+        self.spark = np.pad(self.spark, ((0, 0), (0, extra)))
+        self.smm = np.pad(self.smm, ((0, 0), (0, extra)))
         self.D += extra
 
     def exit_lanes(self, x: Exec) -> None:

@@ -1,13 +1,17 @@
 """Warp and block synchronisation: bar/barrier (sync, red), bar.warp.sync, shfl.sync, vote.sync,
 activemask, redux.sync, match.sync.
 
-Warp collectives operate on the [W, 32] view of the batch. A collective executes with the lanes that
-are active at it; reading a source lane that is inactive returns whatever that lane's register holds
-(PTX leaves it undefined). Lanes of `membermask` that sit on another path are not waited for (the
-Volta rendezvous of collectives on divergent paths is not modelled).
+The `.sync` collectives decode to `Collective` objects: operands are read, combined over the warp
+and written back in three separate steps, so the machine can run one collective for lanes that
+reached it on different paths (the Volta rendezvous, see `machine.Machine._park`). Called directly,
+a Collective runs for the lanes that are active at it, which is the common, convergent case.
+Reading a source lane that does not participate returns whatever that lane's register holds (PTX
+leaves it undefined).
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import numpy as np
 
@@ -18,6 +22,33 @@ from .ptx import Instr, Pair
 _LANE = np.arange(WARP, dtype=np.int64)
 
 
+class Collective:
+    """A `.sync` warp collective split into read / compute / write.
+
+    `read(x)` returns the per-lane source operands (arrays over x's lanes); `compute(vals, part)`
+    combines them over the participating lanes `part` (bool [warps, 32]) and returns per-lane
+    results; `write(x, results)` stores them for x's masked lanes. `membermask` reads the
+    instruction's membermask operand and `signature` says which other collectives it may meet
+    (same opcode and qualifiers).
+    """
+
+    def __init__(self, ins: Instr, mask_operand, read: Callable, compute: Callable, write: Callable) -> None:
+        self.membermask = reader(mask_operand, np.uint32)
+        self.signature = (ins.opcode, *ins.mods)
+        self.read = read
+        self.compute = compute
+        self.write = write
+
+    def __call__(self, x) -> None:
+        self.write(x, self.compute(self.read(x), x.mask.reshape(-1, WARP)))
+
+
+def _lanes(r: Callable, dt) -> Callable:
+    """A reader whose value is always an array over x's lanes (immediates are broadcast)."""
+    dt = np.dtype(dt)
+    return lambda x: np.broadcast_to(np.asarray(r(x), dtype=dt), (x.n,))
+
+
 def decode(ins: Instr, ctx, pc: int):
     """Handler for a synchronisation or warp-collective instruction, or None."""
     op = ins.opcode
@@ -25,7 +56,8 @@ def decode(ins: Instr, ctx, pc: int):
     o = ins.operands
     if op in ("bar", "barrier"):
         if "warp" in mods:
-            return lambda x: None  # __syncwarp: lanes of a warp already execute together here
+            # __syncwarp: lanes of a warp already execute together; the rendezvous is the machine's
+            return Collective(ins, o[0], lambda x: (), lambda vals, part: (), lambda x, res: None)
         if "arrive" in mods:
             raise Unsupported(f"opcode {ins.full}")
         if "red" in mods:
@@ -52,19 +84,28 @@ def decode(ins: Instr, ctx, pc: int):
     return None
 
 
+def _pair_writers(dst) -> tuple[Callable, Callable | None]:
+    if isinstance(dst, Pair):
+        return writer(dst.first, np.uint32), writer(dst.second, np.bool_)
+    return writer(dst, np.uint32), None
+
+
 def _shfl(ins: Instr):
     mode = next(m for m in ins.mods if m in ("up", "down", "bfly", "idx"))
     o = ins.operands
-    dst = o[0]
-    wd, wp = (writer(dst.first, np.uint32), writer(dst.second, np.bool_)) if isinstance(dst, Pair) \
-        else (writer(dst, np.uint32), None)
-    ra, rb, rc = reader(o[1], np.uint32), reader(o[2], np.uint32), reader(o[3], np.uint32)
+    wd, wp = _pair_writers(o[0])
+    ra, rb, rc = _lanes(reader(o[1], np.uint32), np.uint32), _lanes(reader(o[2], np.uint32), np.int64), \
+        _lanes(reader(o[3], np.uint32), np.int64)
 
-    def h(x):
-        shape = (x.n // WARP, WARP)
-        a = np.broadcast_to(np.asarray(ra(x), dtype=np.uint32), (x.n,)).reshape(shape)
-        b = np.broadcast_to(np.asarray(rb(x), dtype=np.int64), (x.n,)).reshape(shape) & 0x1F
-        c = np.broadcast_to(np.asarray(rc(x), dtype=np.int64), (x.n,)).reshape(shape)
+    def read(x):
+        return ra(x), rb(x), rc(x)
+
+    def compute(vals, part):
+        # the PTX ISA's shfl.sync pseudo-code, for all lanes of all warps at once
+        shape = part.shape
+        a = vals[0].reshape(shape)
+        b = vals[1].reshape(shape) & 0x1F
+        c = vals[2].reshape(shape)
         cval = c & 0x1F
         seg = (c >> 8) & 0x1F
         lane = _LANE[None, :]
@@ -84,46 +125,51 @@ def _shfl(ins: Instr):
             pval = j <= max_lane
         j = np.where(pval, j, lane)
         d = np.take_along_axis(a, np.clip(j, 0, WARP - 1), axis=1)
-        wd(x, d.ravel())
+        return d.ravel(), pval.ravel()
+
+    def write(x, res):
+        wd(x, res[0])
         if wp is not None:
-            wp(x, pval.ravel())
-    return h
+            wp(x, res[1])
+
+    if len(o) < 5:  # pre-Volta shfl without a membermask: the active lanes take part
+        return lambda x: write(x, compute(read(x), x.mask.reshape(-1, WARP)))
+    return Collective(ins, o[4], read, compute, write)
 
 
 def _vote(ins: Instr):
     mode = next(m for m in ins.mods if m in ("all", "any", "uni", "ballot"))
     o = ins.operands
-    ra = reader(o[1], np.bool_)
-    if mode == "ballot":
-        wr = writer(o[0], np.uint32)
-    else:
-        wr = writer(o[0], np.bool_)
+    ra = _lanes(reader(o[1], np.bool_), np.bool_)
+    wr = writer(o[0], np.uint32 if mode == "ballot" else np.bool_)
 
-    def h(x):
-        m2 = x.mask.reshape(-1, WARP)
-        a = np.broadcast_to(np.asarray(ra(x), dtype=bool), (x.n,)).reshape(-1, WARP) & m2
+    def compute(vals, part):
+        a = vals[0].reshape(part.shape) & part
         if mode == "ballot":
-            wr(x, np.repeat(pack(a), WARP))
-            return
+            return (np.repeat(pack(a), WARP),)
         cnt = a.sum(axis=1)
-        tot = m2.sum(axis=1)
+        tot = part.sum(axis=1)
         r = {"all": cnt == tot, "any": cnt > 0, "uni": (cnt == 0) | (cnt == tot)}[mode]
-        wr(x, np.repeat(r, WARP))
+        return (np.repeat(r, WARP),)
+
+    h = Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]))
+    if "sync" not in ins.mods or len(o) < 3:
+        return lambda x: h.write(x, compute(h.read(x), x.mask.reshape(-1, WARP)))  # pre-Volta vote
     return h
 
 
-def _redux(ins: Instr):
+def _redux(ins: Instr) -> Collective:
     op = next(m for m in ins.mods if m in ("add", "min", "max", "and", "or", "xor"))
     t = type_mods(ins)[-1]
     if t in ("f32",):
         raise Unsupported(f"opcode {ins.full}")
     dt = np.dtype(DTYPES[t])
     o = ins.operands
-    ra, wr = reader(o[1], dt), writer(o[0], dt)
+    ra, wr = _lanes(reader(o[1], dt), dt), writer(o[0], dt)
 
-    def h(x):
-        m2 = x.mask.reshape(-1, WARP)
-        a = np.broadcast_to(np.asarray(ra(x), dtype=dt), (x.n,)).reshape(-1, WARP)
+    def compute(vals, part):
+        m2 = part
+        a = vals[0].reshape(part.shape)
         if op == "add":
             r = np.where(m2, a, dt.type(0)).sum(axis=1, dtype=dt)
         elif op == "min":
@@ -136,31 +182,33 @@ def _redux(ins: Instr):
             r = np.bitwise_or.reduce(np.where(m2, a, dt.type(0)), axis=1)
         else:
             r = np.bitwise_xor.reduce(np.where(m2, a, dt.type(0)), axis=1)
-        wr(x, np.repeat(np.asarray(r, dtype=dt), WARP))
-    return h
+        return (np.repeat(np.asarray(r, dtype=dt), WARP),)
+
+    return Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]))
 
 
-def _match(ins: Instr):
+def _match(ins: Instr) -> Collective:
     mode = next(m for m in ins.mods if m in ("any", "all"))
     t = type_mods(ins)[-1]
     dt = np.dtype(DTYPES[t])
     o = ins.operands
-    dst = o[0]
-    wd, wp = (writer(dst.first, np.uint32), writer(dst.second, np.bool_)) if isinstance(dst, Pair) \
-        else (writer(dst, np.uint32), None)
-    ra = reader(o[1], dt)
+    wd, wp = _pair_writers(o[0])
+    ra = _lanes(reader(o[1], dt), dt)
 
-    def h(x):
-        m2 = x.mask.reshape(-1, WARP)
-        a = np.broadcast_to(np.asarray(ra(x), dtype=dt), (x.n,)).reshape(-1, WARP)
+    def compute(vals, part):
+        m2 = part
+        a = vals[0].reshape(part.shape)
         same = (a[:, :, None] == a[:, None, :]) & m2[:, None, :]
         bits = pack(same.reshape(-1, WARP)).reshape(-1, WARP)
         if mode == "any":
-            wd(x, bits.ravel())
-            return
+            return bits.ravel(), None
         allm = pack(m2)
         eq = (bits == allm[:, None]).all(axis=1)
-        wd(x, np.repeat(np.where(eq, allm, 0).astype(np.uint32), WARP))
-        if wp is not None:
-            wp(x, np.repeat(eq, WARP))
-    return h
+        return np.repeat(np.where(eq, allm, 0).astype(np.uint32), WARP), np.repeat(eq, WARP)
+
+    def write(x, res):
+        wd(x, res[0])
+        if wp is not None and res[1] is not None:
+            wp(x, res[1])
+
+    return Collective(ins, o[2], lambda x: (ra(x),), compute, write)
