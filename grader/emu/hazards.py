@@ -387,12 +387,12 @@ class SharedShadow:
         if kind == "RAW":
             return (
                 f"thread {earlier} wrote shared offset {byte} at line {first}; "
-                f"thread {later} read it at line {second} before a barrier"
+                f"thread {later} read it at line {second} with no barrier in between"
             )
         if kind == "WAW":
             return (
                 f"thread {earlier} wrote shared offset {byte} at line {first}; "
-                f"thread {later} wrote it at line {second} before a barrier"
+                f"thread {later} wrote it at line {second} with no barrier in between"
             )
         if prev & int(_MULTI):
             who = f"threads of several warps (first: thread {earlier})"
@@ -400,7 +400,7 @@ class SharedShadow:
             who = f"thread {earlier}"
         return (
             f"{who} read shared offset {byte} at line {first}; "
-            f"thread {later} wrote it at line {second} before a barrier"
+            f"thread {later} wrote it at line {second} with no barrier in between"
         )
 
     def _note_uninit(self, mask, flat, tid, line) -> None:

@@ -187,7 +187,7 @@ def test_example_names_threads_in_xyz():
     # Lane 0 of warp 0 is thread (0, 0, 0); it reads offset 7*8*4 = 224 written by thread (0, 7, 0).
     assert h.example == (
         "thread (0, 7, 0) wrote shared offset 224 at line 9; "
-        "thread (0, 0, 0) read it at line 11 before a barrier"
+        "thread (0, 0, 0) read it at line 11 with no barrier in between"
     )
 
 
