@@ -16,6 +16,7 @@ from .hazards import Hazard, SharedShadow, UninitRead
 from .machine import KernelCode, Machine, Recorder, Stop, decode_kernel
 from .operands import Unsupported
 from .ops_memory import COUNTER_KEYS
+from .printf import PrintfLog
 from .ptx import ParamInfo
 
 __all__ = ["Emulator", "LaunchReport", "BarrierError", "MemoryFault", "Hazard", "UninitRead", "ParamInfo"]
@@ -134,6 +135,7 @@ class Emulator:
         num_blocks = grid[0] * grid[1] * grid[2]
         shared_total = code.static_shared + int(shared_bytes)
         rec = Recorder()
+        rec.printf = PrintfLog()
         shadow = None
         shadow_blocks = 0
         if track_hazards and shared_total > 0:
@@ -149,11 +151,17 @@ class Emulator:
                     m = Machine(code, self.heap, params, grid, block, shared_bytes, (b0, b1), rec,
                                 shadow if b0 < shadow_blocks else None)
                     m.shadow_blocks = shadow_blocks
-                    m.run(step_limit)
+                    try:
+                        m.run(step_limit)
+                    finally:
+                        # what the chunk printed, even if it trapped (that output helps most then)
+                        rec.printf.flush(m)
             except Stop as e:
                 status, message = e.status, e.message
             except Unsupported as e:
                 status, message = "unsupported", f"the emulator does not support {e}"
+            finally:
+                rec.printf.finish()
         counters = {key: 0 for key in COUNTER_KEYS}
         counters.update({key: int(v) for key, v in rec.counters.items()})
         per_line = {int(line): {key: int(v) for key, v in d.items()} for line, d in sorted(rec.per_line.items())}

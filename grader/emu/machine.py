@@ -61,6 +61,7 @@ class Recorder:
     seen: set = field(default_factory=set)
     steps: int = 0
     warp_instructions: int = 0
+    printf: object = None  # a printf.PrintfLog, or None to drop device printf
 
     def add(self, line: int, key: str, value: int) -> None:
         value = int(value)

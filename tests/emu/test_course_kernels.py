@@ -229,13 +229,14 @@ def test_atomics(compile_ptx):
     assert emu.read(total, np.float32, 1)[0] == np.float32(0.5 * n)
 
 
-def test_printf_is_ignored(compile_ptx):
+def test_printf_prints_and_leaves_the_kernel_alone(compile_ptx, capsys):
     emu = Emulator(compile_ptx(MISC))
     out = _put(emu, "out", np.zeros(40, np.int32))
     r = emu.launch("chatty", grid=(2,), block=(32,), args=[out, 40])
     assert r.status == "ok", r.message
     np.testing.assert_array_equal(emu.read(out, np.int32, 40), np.arange(40) * 2)
     assert r.memory_errors == ()
+    assert capsys.readouterr().out == "hello 40 1.500000\n"
 
 
 @pytest.mark.parametrize("kernel,args", [("trapper", "out"), ("asm_trapper", None), ("asserter", None)])
