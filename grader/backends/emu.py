@@ -76,22 +76,11 @@ class EmuDevice:
     def free(self, bufs: Sequence[Buffer]) -> None:
         """Unmap and zero the buffers, as cudaFree would: a later launch that reaches past its own
         buffers then faults, instead of finding an earlier launch's inputs or outputs."""
-        from ..emu.memory import HEAP_BASE
-
         for buf in bufs:
-            heap = getattr(buf.handle, "heap", None)
-            if heap is None:
-                continue
-            if hasattr(heap, "free"):
-                heap.free(buf.arg)
-                continue
-            i = heap.find(buf.arg)
-            if i < 0:
-                continue
-            heap.data[heap.starts[i] - HEAP_BASE:heap.ends[i] - HEAP_BASE] = 0
-            del heap.starts[i], heap.ends[i], heap.names[i]
-            heap._starts_arr = np.array(heap.starts, dtype=np.uint64)
-            heap._ends_arr = np.array(heap.ends, dtype=np.uint64)
+            try:
+                buf.handle.free(buf.arg)
+            except ValueError:
+                pass  # already released: freeing twice must not fail a grading
 
 
 def findings_dict(report: Any) -> dict[str, Any]:

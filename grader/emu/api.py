@@ -111,6 +111,15 @@ class Emulator:
         """Allocate zero-filled device memory; 256-byte aligned, followed by an unmapped gap."""
         return self.heap.alloc(int(nbytes), name=name)
 
+    def free(self, addr: int) -> None:
+        """Release an allocation made by `alloc`, as `cudaFree` does: it is zeroed and unmapped, so a
+        later launch that reaches it faults. ValueError for an address `alloc` did not return (or
+        one already freed, or a module variable's)."""
+        addr = int(addr)
+        if addr in self._symbols.values():
+            raise ValueError(f"{addr:#x} is a module variable, not an allocation")
+        self.heap.free(addr)
+
     def write(self, addr: int, data) -> None:
         """Copy the bytes of a host array (or bytes) to device memory."""
         self.heap.write(int(addr), data)

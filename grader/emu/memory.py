@@ -53,6 +53,7 @@ class GlobalHeap:
         self._top = HEAP_BASE + GUARD
         self._starts_arr = np.zeros(0, dtype=np.uint64)
         self._ends_arr = np.zeros(0, dtype=np.uint64)
+        self._freed: list[tuple[int, int, str]] = []  # (start, end, name), for fault messages
 
     def alloc(self, nbytes: int, name: str = "", align: int = ALIGN) -> int:
         """Reserve `nbytes` (zero-filled) and return the device address."""
@@ -71,6 +72,24 @@ class GlobalHeap:
         self._starts_arr = np.array(self.starts, dtype=np.uint64)
         self._ends_arr = np.array(self.ends, dtype=np.uint64)
         return start
+
+    def free(self, addr: int) -> None:
+        """Unmap the allocation that starts at `addr` and zero its bytes, as `cudaFree` does.
+
+        Later accesses to it are out of bounds (the range is never handed out again, so a stale
+        pointer cannot reach a newer buffer), and nothing of its contents stays readable.
+        Raises ValueError if no live allocation starts at `addr` (a double or wild free).
+        """
+        addr = int(addr)
+        i = self.find(addr)
+        if i < 0 or self.starts[i] != addr:
+            raise ValueError(f"{addr:#x} is not the start of a live allocation")
+        start, end = self.starts[i], self.ends[i]
+        self.data[start - HEAP_BASE:end - HEAP_BASE] = 0
+        self._freed.append((start, end, self.names[i]))
+        del self.starts[i], self.ends[i], self.names[i]
+        self._starts_arr = np.array(self.starts, dtype=np.uint64)
+        self._ends_arr = np.array(self.ends, dtype=np.uint64)
 
     def _span(self, addr: int, nbytes: int) -> slice:
         i = self.find(addr)
@@ -111,6 +130,9 @@ class GlobalHeap:
 
     def describe(self, addr: int, size: int) -> str:
         """Say where a faulting access lies relative to the nearest allocation."""
+        for start, end, name in self._freed:
+            if start <= addr < end:
+                return f"address {addr:#x} is inside the {end - start}-byte buffer {name}, which was freed"
         if not self.starts:
             return f"address {addr:#x}: no buffer is allocated"
         i = int(np.searchsorted(self._starts_arr, np.uint64(addr), side="right")) - 1

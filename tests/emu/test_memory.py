@@ -36,3 +36,28 @@ def test_pack_params():
     ps = (ParamInfo("p", "u64", 8, 8, 0), ParamInfo("n", "u32", 4, 4, 8), ParamInfo("e", "f32", 4, 4, 12))
     raw = memory.pack_params(ps, [0x1_0000_0100, -1, 0.5])
     assert struct.unpack_from("<QIf", raw) == (0x1_0000_0100, 0xFFFFFFFF, 0.5)
+
+
+def test_free_unmaps_and_zeroes():
+    import pytest
+
+    h = memory.GlobalHeap()
+    a = h.alloc(64, "A")
+    b = h.alloc(64, "B")
+    h.write(a, np.full(16, 7, np.int32))
+    h.write(b, np.full(16, 9, np.int32))
+    h.free(a)
+    assert h.find(a) == -1 and h.find(a + 60) == -1
+    assert h.check(np.array([a, a + 60, b], dtype=np.uint64), 4).tolist() == [
+        memory.OUT_OF_BOUNDS, memory.OUT_OF_BOUNDS, memory.OK]
+    assert not h.data[a - memory.HEAP_BASE:a - memory.HEAP_BASE + 64].any()
+    np.testing.assert_array_equal(h.read(b, np.int32, 16), 9)
+    assert h.describe(a + 8, 4) == f"address {a + 8:#x} is inside the 64-byte buffer A, which was freed"
+    with pytest.raises(ValueError):
+        h.read(a, np.int32, 1)
+    with pytest.raises(ValueError):
+        h.free(a)  # twice
+    with pytest.raises(ValueError):
+        h.free(b + 4)  # not the start of an allocation
+    c = h.alloc(64, "C")
+    assert c > b  # the freed range is never handed out again: a stale pointer reaches nothing
