@@ -75,9 +75,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
                       seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(notes),
                       student_output=output)
 
-    sub, verdict = submission_module.read(path)
-    if sub is not None and verdict.ok:
-        verdict = submission_module.check_policy(sub, spec.limits)
+    sub, verdict = submission_module.read_checked(path, spec.limits)
     if not verdict.ok:
         tests, skipped = not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)

@@ -71,9 +71,7 @@ def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, b
     """Compile the submission and measure one launch at `sizes`."""
     exercise = exercise_module.load(Path(exercise_dir))
     chosen, gpu, _ = api.resolve_backend(backend)
-    sub, verdict = submission_module.read(Path(submission))
-    if sub is not None and verdict.ok:
-        verdict = submission_module.check_policy(sub, exercise.spec.limits)
+    sub, verdict = submission_module.read_checked(Path(submission), exercise.spec.limits)
     if not verdict.ok:
         return Profile(chosen, sizes, {}, error=verdict.message)
     tmp = Path(tempfile.mkdtemp(prefix="kernel-grader-profile-"))

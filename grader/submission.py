@@ -64,6 +64,14 @@ def read(path: Path) -> tuple[Submission | None, PolicyVerdict]:
     return Submission(path=path, name=name, source=text, sha256=sha, size=len(data)), PolicyVerdict(True)
 
 
+def read_checked(path: Path, limits: Limits) -> tuple[Submission | None, PolicyVerdict]:
+    """Read a submission and apply the source policy: what every grading does before compiling."""
+    sub, verdict = read(path)
+    if sub is not None and verdict.ok:
+        verdict = check_policy(sub, limits)
+    return sub, verdict
+
+
 def display_name(path: Path) -> str:
     """The file name shown to the student: the base name, printable, never an absolute grader path."""
     base = Path(path).name or "submission.cu"
