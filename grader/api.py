@@ -27,6 +27,7 @@ from .exercise import Exercise
 from .results import NotRun, Report, TestResult
 from .sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
+from .stage_clock import StageClock
 from .stages import Runner, child_limits
 from .tools import Tools, find_tools
 
@@ -68,19 +69,21 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
            started: float, notes: list[str]) -> Report:
     spec = exercise.spec
     device = gpu.name if gpu else "CPU emulator"
+    clock = StageClock(origin=started)
 
     def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), sha: str | None = None, output: str = "") -> Report:
         return Report(exercise=spec.id, submission=submission_module.display_name(path), sha256=sha, backend=backend,
                       device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
                       seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(notes),
-                      student_output=output)
+                      student_output=output, stages=clock.stages())
 
     sub, verdict = submission_module.read_checked(path, spec.limits)
     if not verdict.ok:
         tests, skipped = not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
-    compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+    with clock.measure("compile"):
+        compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
     mine = compiled.get("submission", {})
     problem = compile_problem(spec, sub.name, mine)
     if problem:
@@ -96,7 +99,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         "emu": {k: v["ptx"] for k, v in compiled.items() if v.get("ok")},
     }
     runner = Runner(exercise_root=exercise.root, workdir=tmp, modules=modules, limits=spec.limits,
-                    env=child_env(tmp))
+                    env=child_env(tmp), clock=clock)
     ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=find_tools() if backend == "gpu" else Tools(),
                   source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
     tests: list[TestResult] = [compile_test] if compile_test else []

@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import jsonschema
 
 from . import __version__
+from .stage_clock import StageTime
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Report:
     seeds: Mapping[str, int]
     notes: tuple[str, ...] = ()
     student_output: str = ""
+    stages: tuple[StageTime, ...] = ()  # the timeline of the grading (grader.stage_clock)
 
     @property
     def score(self) -> float:
@@ -92,6 +94,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "device": report.device, "exercise": report.exercise, "submission": report.submission,
             "submission_sha256": report.sha256, "seeds": dict(report.seeds),
             "not_run": [{"name": n.name, "category": n.category, "reason": n.reason} for n in report.not_run],
+            "stages": [{"name": st.name, "start": st.start, "seconds": st.seconds} for st in report.stages],
         },
     }
 

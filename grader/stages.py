@@ -15,6 +15,7 @@ from typing import Iterator, Mapping, Sequence
 
 from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
 from .spec import Limits
+from .stage_clock import StageClock
 from .tasks import Task, TaskResult
 
 MAX_RESTARTS = 6
@@ -39,11 +40,18 @@ class Runner:
     modules: Mapping[str, Mapping[str, str]]  # backend -> module name -> artifact path
     limits: Limits
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    clock: StageClock = field(default_factory=StageClock)
     _ids: Iterator[int] = field(default_factory=itertools.count)  # next() is atomic: batches may run in threads
 
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
-            timeout: float | None = None, log_name: str | None = None) -> StageRun:
-        """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper)."""
+            timeout: float | None = None, log_name: str | None = None, label: str | None = None) -> StageRun:
+        """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper); the clock records it
+        as `label` (default: the log name or "<backend> launches")."""
+        with self.clock.measure(label or log_name or f"{backend} launches"):
+            return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name)
+
+    def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
+             timeout: float | None, log_name: str | None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}

@@ -117,7 +117,7 @@ def _ncu_counts(ctx: Context, sizes, measure: Measure):
     tasks = [Task(id=f"ncu:{m}", kind="profile", backend="gpu", module=m, sizes=sizes,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
     stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                           log_name="ncu")
+                           log_name="ncu", label=f"ncu ({measure.name.lower()})")
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)

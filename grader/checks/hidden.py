@@ -47,7 +47,9 @@ class HiddenTestsCheck:
         env[JOB_VARIABLE] = str(job)
         argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(workdir),
                            *map(str, files))
-        child = run_child(argv, timeout=self.seconds or ctx.spec.limits.run_seconds, env=env, cwd=str(workdir), output_cap=ctx.spec.limits.output_bytes)
+        with ctx.runner.clock.measure("hidden tests"):
+            child = run_child(argv, timeout=self.seconds or ctx.spec.limits.run_seconds, env=env, cwd=str(workdir),
+                              output_cap=ctx.spec.limits.output_bytes)
         outcomes = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
         if not outcomes:
             why = "stopped at the time limit" if child.timed_out else child.describe()

@@ -35,7 +35,7 @@ class PerformanceCheck:
         modules = ["submission", "reference"] + (["baseline"] if conf.baseline == "cublas" else [])
         tasks = [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes=conf.size, seeds=(seed,),
                       repeats=conf.repeats) for m in modules]
-        stage = ctx.runner.run(tasks, backend="gpu")
+        stage = ctx.runner.run(tasks, backend="gpu", label="timing")
         ms = {}
         for t in tasks:
             r = stage.results.get(t.id)
