@@ -38,7 +38,8 @@ def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
     seconds = time.perf_counter() - start
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
-    return seconds, {"score": doc["score"], "failed": failed}
+    timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
+    return seconds, {"score": doc["score"], "failed": failed, "timeline": timeline}
 
 
 def main() -> int:
@@ -47,8 +48,9 @@ def main() -> int:
     parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
+    parser.add_argument("--limit", type=int, default=None, help="grade only the first K files (a quick profile)")
     args = parser.parse_args()
-    files = corpus()
+    files = corpus()[:args.limit]
     tmp = Path(tempfile.mkdtemp(prefix="grading-speed-"))
     rows = []
     try:
@@ -60,8 +62,10 @@ def main() -> int:
                                       capture_output=True, text=True, cwd=ROOT)
                 hand = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"seconds": float("nan")}
             rows.append((path, seconds, verdict, hand))
-            print(f"{path.name:<32} {seconds:6.1f} s  {verdict}" + (f"  hand-made {hand['seconds']:.1f} s" if hand else ""), flush=True)
-        size = args.class_size or (30 if args.backend == "emu" else 100)
+            print(f"{path.name:<32} {seconds:6.1f} s  score {verdict['score']:g} failed {verdict['failed']}"
+                  + (f"  hand-made {hand['seconds']:.1f} s {hand.get('stages')}" if hand else ""), flush=True)
+            print(f"    stages (start+seconds): {verdict['timeline']}", flush=True)
+        size = args.class_size if args.class_size is not None else (30 if args.backend == "emu" else 100)
         klass = tmp / "class"
         klass.mkdir()
         for i in range(size):
@@ -70,8 +74,9 @@ def main() -> int:
         batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else [])
         start = time.perf_counter()
-        subprocess.run(batch, check=True, capture_output=True, cwd=ROOT)
-        batch_seconds = time.perf_counter() - start
+        if size:
+            subprocess.run(batch, check=True, capture_output=True, cwd=ROOT)
+        batch_seconds = max(time.perf_counter() - start, 1e-9)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows]
