@@ -11,10 +11,12 @@ import secrets
 import shutil
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from . import compile_cache
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
@@ -104,12 +106,15 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
                   source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
     tests: list[TestResult] = [compile_test] if compile_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
-    with ThreadPoolExecutor(max_workers=4) as pool:
+    hidden = HiddenTestsCheck(spec.hidden_tests.category) if spec.hidden_tests else None
+    with ThreadPoolExecutor(max_workers=6) as pool:
         ctx.pool = pool
         for category in order:
             for task in REGISTRY[category].plan(ctx, spec.checks[category]):
                 ctx.planned.setdefault(task.id, task)
-        run_started = time.perf_counter()
+        if hidden:
+            hidden.plan(ctx, spec.hidden_tests)
+        _release_gpu_when_idle(ctx)
         output = _run_planned(ctx)
         beyond = _beyond_emulator(ctx) if backend == "emu" else None
         if beyond:
@@ -122,12 +127,27 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
-        if spec.hidden_tests:
-            # One run_seconds budget covers all of the student's code in a grading: the hidden tests
-            # get what the launches left, so a kernel that hangs there cannot double the time limit.
-            left = max(spec.limits.run_seconds - (time.perf_counter() - run_started), 1.0)
-            tests.extend(HiddenTestsCheck(spec.hidden_tests.category, seconds=left).judge(ctx, spec.hidden_tests))
+        if hidden:
+            tests.extend(hidden.judge(ctx, spec.hidden_tests))
     return report(tests, ctx.not_run, sha=sub.sha256, output=output)
+
+
+def _release_gpu_when_idle(ctx: Context) -> None:
+    """Create the files timing tasks wait for once every background stage (ncu, the hidden tests) has
+    finished, so nothing else runs on the GPU while it is timed."""
+    paths = {Path(t.after) for t in ctx.planned.values() if t.after}
+    if not paths:
+        return
+    stages = list(ctx.background.values())
+
+    def release() -> None:
+        try:
+            wait(stages)
+        finally:
+            for path in paths:
+                path.touch()
+
+    threading.Thread(target=release, name="release-gpu", daemon=True).start()
 
 
 def _run_planned(ctx: Context) -> str:
@@ -167,15 +187,39 @@ def _beyond_emulator(ctx: Context) -> str | None:
 
 
 def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping[str, dict]:
-    """Compile the submission (and the reference solution) in a child with the spec's time limit."""
+    """Compile the submission (and the reference solution) in a child with the spec's time limit;
+    sources compiled before with the same everything come from the compile cache instead."""
     src = tmp / "submission.cu"
     src.write_text(sub.source, encoding="utf-8")
     sources = [{"label": "submission", "path": str(src), "name": sub.name, "out": str(tmp / "submission")}]
     if exercise.solution_path.exists():
         sources.append({"label": "reference", "path": str(exercise.solution_path), "name": "solution.cu", "out": str(tmp / "reference")})
+    limits = exercise.spec.limits
+    root = compile_cache.cache_root()
+    keys = {item["label"]: compile_cache.key(Path(item["path"]).read_text(encoding="utf-8", errors="replace"), item["name"],
+                                             arch, limits.allowed_includes, limits.memory_bytes) for item in sources}
+    done: dict[str, dict] = {}
+    for item in sources:
+        hit = compile_cache.load(root, keys[item["label"]], item["out"])
+        if hit is not None:
+            done[item["label"]] = hit
+    todo = [item for item in sources if item["label"] not in done]
+    if todo:
+        fresh = _compile_in_child(todo, arch, limits, tmp)
+        for label, entry in fresh.items():
+            compile_cache.store(root, keys[label], entry)
+        done.update(fresh)
+    if "submission" not in done:
+        why = (f"the compiler stopped after the {limits.compile_seconds:.0f} s limit" if done.get("_timed_out")
+               else f"the compiler {done.get('_describe', 'failed')}")
+        done["submission"] = {"ok": False, "log": f"{why} (a compile-time bomb? deep template or macro recursion?)"}
+    return {k: v for k, v in done.items() if not k.startswith("_")}
+
+
+def _compile_in_child(sources: list[dict], arch: str, limits, tmp: Path) -> dict[str, dict]:
+    """Compile in a child: what it finished, by label (plus _timed_out/_describe when it did not end well)."""
     job = tmp / "compile.json"
     summary = tmp / "compile-summary.json"
-    limits = exercise.spec.limits
     job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary),
                                "allowed_includes": list(limits.allowed_includes)}))
     limit = limits.compile_seconds
@@ -186,10 +230,9 @@ def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping
     child = run_child(python_argv("grader.compile", str(job)), timeout=limit * len(sources), env=child_env(tmp),
                       output_cap=limits.output_bytes, cwd=str(cwd), limits=child_limits(limits, limit * len(sources)))
     done = json.loads(summary.read_text()) if summary.exists() else {}
-    if "submission" not in done:
-        why = (f"the compiler stopped after the {limit:.0f} s limit" if child.timed_out or child.signal_name == "SIGXCPU"
-               else f"the compiler {child.describe()}")
-        done["submission"] = {"ok": False, "log": f"{why} (a compile-time bomb? deep template or macro recursion?)"}
+    if "submission" not in done and any(item["label"] == "submission" for item in sources):
+        done["_timed_out"] = child.timed_out or child.signal_name == "SIGXCPU"
+        done["_describe"] = child.describe()
     return done
 
 
@@ -225,7 +268,9 @@ def compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
 def _compile_test(spec: Spec, result: Mapping) -> TestResult | None:
     conf = spec.checks.get("compile")
     warnings = result.get("log", "").strip()
-    text = f"Compiled with NVRTC ({' '.join(result.get('options', []))}) in {result.get('seconds', 0):.2f} s; the kernel has the expected signature."
+    cached = " (cached)" if result.get("cached") else ""
+    text = (f"Compiled with NVRTC ({' '.join(result.get('options', []))}) in {result.get('seconds', 0):.2f} s{cached}; "
+            "the kernel has the expected signature.")
     if warnings:
         text += "\nCompiler warnings:\n" + warnings
     points = conf.points if conf else 0.0

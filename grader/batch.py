@@ -37,6 +37,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import __version__, api
 from . import exercise as exercise_module
+from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
 from .exercise import Exercise
 from .isolated import STATUSES, Graded, grade_in_child, kill_tagged
@@ -364,6 +365,13 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         backend, _, _ = api.resolve_backend(options.backend)
         gpus = visible_gpus() if backend == "gpu" else []
         slots = plan_slots(backend, options.workers, options.per_gpu, gpus)
+        if backend == "gpu":
+            # Probe each GPU once here; every child then reads the answer instead of probing again.
+            infos = {g: probe_device({"CUDA_VISIBLE_DEVICES": g}) for g in gpus}
+            for slot in slots:
+                info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
+                if info is not None and info.available:
+                    slot[PRESET_VARIABLE] = info.to_env()
         timeout = float(options.timeout) if options.timeout else default_timeout(exercise, backend)
         if timeout <= 0:
             raise UsageError("--timeout must be positive")

@@ -22,7 +22,7 @@ from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
 from .spec import Spec
-from .tasks import Task
+from .tasks import Task, TaskResult
 
 EXIT_FATAL = 3  # the device is unusable after a launch error: the parent restarts us for what is left
 MAX_FIRST_BAD = 1
@@ -34,15 +34,35 @@ def main(argv: list[str]) -> int:
     harness = Harness(exercise)
     device = open_device(job["backend"], pool=job.get("pool", True))
     modules: Mapping[str, str] = job["modules"]
+    finished: dict[str, TaskResult] = {}
     with open(job["results"], "a", encoding="utf-8") as out:
         for raw in job["tasks"]:
             task = Task.from_json(raw)
-            result, fatal = _execute(task, exercise, harness, device, modules, job)
+            failed = [r for r in task.requires if r in finished and not finished[r].succeeded]
+            if failed:
+                result, fatal = _skip_unneeded(task, failed), False
+            else:
+                if task.after:
+                    _wait_for(Path(task.after))
+                result, fatal = _execute(task, exercise, harness, device, modules, job)
+            finished[task.id] = TaskResult.from_json(json.loads(json.dumps(result, default=_json_default)))
             out.write(json.dumps(result, allow_nan=False, default=_json_default) + "\n")
             out.flush()
             if fatal:
                 return EXIT_FATAL
     return 0
+
+
+def _skip_unneeded(task: Task, failed: list[str]) -> dict[str, Any]:
+    """The result of a task whose prerequisites failed (timing a kernel that gave wrong answers)."""
+    return {"id": task.id, "status": "skipped", "message": f"not run: {', '.join(failed)} failed first"}
+
+
+def _wait_for(path: Path) -> None:
+    """Block until the parent creates `path` (it says the GPU is free); the parent's time limit ends
+    the wait if that never happens."""
+    while not path.exists():
+        time.sleep(0.005)
 
 
 def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], job: Mapping[str, Any]):

@@ -117,6 +117,10 @@ class CheckSpec:
     baseline: str = "none"
     repeats: int = 20
     visibility: str = "visible"
+    # compute-sanitizer on the GPU backend (race, memory-safety): "fallback" runs it only where the
+    # emulator cannot run the kernel (its checks at emu_size see what the sanitizers would, exactly);
+    # "always" runs it as well; "never" not at all.
+    sanitizer: str = "fallback"
 
 
 @dataclass(frozen=True)

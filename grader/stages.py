@@ -60,6 +60,13 @@ class Runner:
         remaining = list(tasks)
         restarts = 0
         while remaining:
+            for t in remaining:  # the child skips these too; after a restart only the parent knows why
+                failed = [r for r in t.requires if r in results and not results[r].succeeded]
+                if failed:
+                    results[t.id] = TaskResult(t.id, "skipped", f"not run: {', '.join(failed)} failed first")
+            remaining = [t for t in remaining if t.id not in results]
+            if not remaining:
+                break
             stem = self.workdir / f"job{next(self._ids)}"
             results_path = stem.with_suffix(".jsonl")
             job = {

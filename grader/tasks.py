@@ -26,16 +26,22 @@ class Task:
     seeds: tuple[int, ...] = (0,)
     compare: bool = True
     repeats: int = 20
+    # A "time" task waits until the parent creates the file `after` (the GPU has no other work then)
+    # and is skipped when a task in `requires` failed: timing a kernel that is wrong is wasted.
+    after: str = ""
+    requires: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["sizes"] = dict(self.sizes)
         data["seeds"] = list(self.seeds)
+        data["requires"] = list(self.requires)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Task":
-        return cls(**{**data, "seeds": tuple(data.get("seeds", (0,))), "sizes": dict(data.get("sizes", {}))})
+        return cls(**{**data, "seeds": tuple(data.get("seeds", (0,))), "sizes": dict(data.get("sizes", {})),
+                      "requires": tuple(data.get("requires", ()))})
 
 
 @dataclass(frozen=True)
@@ -47,6 +53,12 @@ class TaskResult:
     message: str = ""
     launches: tuple[Mapping[str, Any], ...] = ()
     data: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def succeeded(self) -> bool:
+        """Every launch ran without error and, where compared, matched the reference."""
+        return self.status == "ok" and all(not l.get("error") and (l.get("compare") or {}).get("ok", True)
+                                           for l in self.launches)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "TaskResult":

@@ -1,11 +1,15 @@
 """Shared fixtures and the `gpu` marker: GPU tests skip cleanly where CuPy sees no device."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# Tests never read or fill the user's compile cache; children inherit this.
+os.environ.setdefault("KERNEL_GRADER_CACHE", tempfile.mkdtemp(prefix="kg-test-cache-"))
 
 
 def pytest_collection_modifyitems(config, items):

@@ -60,8 +60,8 @@ class Context:
         self.background[key] = self.pool.submit(fn, *args) if self.pool else _done(fn(*args))
 
     def finish(self, key: str) -> Any:
-        """The result of a stage started with start()."""
-        return self.background.pop(key).result()
+        """The result of a stage started with start() (waiting for it; several checks may share one)."""
+        return self.background[key].result()
 
     @property
     def spec(self) -> Spec:

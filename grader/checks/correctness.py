@@ -16,6 +16,11 @@ from .base import Context, CorrectnessSummary, failed_task_text, sizes_text, ver
 LAUNCHES_PER_SIZE = 2
 
 
+def task_ids(ctx: Context) -> list[str]:
+    """Ids of the correctness launches planned for this grading."""
+    return [tid for tid in ctx.planned if tid.startswith("correctness:")]
+
+
 class CorrectnessCheck:
     category = "correctness"
 

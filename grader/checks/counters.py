@@ -42,6 +42,10 @@ BANKS = Measure(
     "land in one bank.")
 
 
+MEASURES = {"traffic": TRAFFIC, "bank-conflicts": BANKS}
+NCU_STAGE = "ncu"
+
+
 class CountersCheck:
     """Shared by traffic and bank-conflicts; `measure` says which counters are compared."""
 
@@ -53,11 +57,13 @@ class CountersCheck:
         if not ctx.has_reference:
             return []
         if ctx.backend == "gpu":
-            if ctx.tools.ncu:  # ncu counts are exact whatever else runs on the GPU, so it need not wait
-                ctx.start(self.category, _ncu_counts, ctx, conf.size, self.measure)
+            # One ncu run profiles every launch all counter checks need (ncu's start-up costs seconds);
+            # its counts are exact whatever else runs on the GPU, so it need not wait.
+            if ctx.tools.ncu and NCU_STAGE not in ctx.background:
+                ctx.start(NCU_STAGE, _ncu_counts, ctx)
             return []
         sizes = conf.emu_size or conf.size
-        return [Task(id=f"profile:{m}", kind="profile", backend="emu", module=m, sizes=sizes,
+        return [Task(id=_profile_id(m, sizes), kind="profile", backend="emu", module=m, sizes=sizes,
                      seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -70,13 +76,16 @@ class CountersCheck:
             return []
         if ctx.backend == "emu":
             sizes = conf.emu_size or conf.size
-            counts, problem = _emu_counts(ctx)
+            counts, problem = _emu_counts(ctx, sizes)
         else:
             sizes = conf.size
             if not ctx.tools.ncu:
                 ctx.not_run.append(NotRun(name, self.category, "Nsight Compute (ncu) was not found on this machine"))
                 return []
-            counts, problem = ctx.finish(self.category)
+            by_size, problem = ctx.finish(NCU_STAGE)
+            counts = by_size.get(sizes_text(sizes)) if by_size else None
+            if counts is None and not problem:
+                problem = "ncu profiled no launch at this size"
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
         return [self._score(conf, counts, sizes, ctx.backend)]
@@ -99,10 +108,14 @@ class CountersCheck:
         return verdict(m.name, conf, passed, text, score=score, extra=extra)
 
 
-def _emu_counts(ctx: Context):
+def _profile_id(module: str, sizes: Mapping[str, int]) -> str:
+    return f"profile:{module}:{sizes_text(sizes)}"
+
+
+def _emu_counts(ctx: Context, sizes: Mapping[str, int]):
     counts = {}
     for module in ("submission", "reference"):
-        result = ctx.results.get(f"profile:{module}")
+        result = ctx.results.get(_profile_id(module, sizes))
         if result is None or not result.launches:
             return None, f"the {module} launch did not run ({result.message if result else 'no result'})"
         launch = result.launches[0]
@@ -112,12 +125,18 @@ def _emu_counts(ctx: Context):
     return counts, None
 
 
-def _ncu_counts(ctx: Context, sizes, measure: Measure):
-    metrics = list(measure.compared + measure.reported)
-    tasks = [Task(id=f"ncu:{m}", kind="profile", backend="gpu", module=m, sizes=sizes,
-                  seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
+def _ncu_counts(ctx: Context):
+    """Profile the submission, then the reference, at every size a counter check of the spec needs, in
+    one ncu run with every metric those checks read; counts by size, or a problem."""
+    checks = {c: conf for c, conf in ctx.spec.checks.items() if c in MEASURES and conf.size}
+    metrics = list(dict.fromkeys(m for c in checks for m in MEASURES[c].compared + MEASURES[c].reported))
+    sizes = list({sizes_text(conf.size): dict(conf.size) for conf in checks.values()}.values())
+    # Every submission launch comes before any reference launch: no output of the reference exists
+    # in the process while student code can still run there.
+    tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
+                  seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
     stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                           log_name="ncu", label=f"ncu ({measure.name.lower()})")
+                           log_name="ncu")
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
@@ -127,6 +146,9 @@ def _ncu_counts(ctx: Context, sizes, measure: Measure):
         r = stage.results.get(t.id)
         if r is None or r.status != "ok":
             return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
-    if len(parsed.rows) < 2:
-        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected 2"
-    return {"submission": parsed.rows[0], "reference": parsed.rows[1]}, None
+    if len(parsed.rows) != len(tasks):
+        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks)}"
+    by_size: dict[str, dict[str, Mapping[str, float]]] = {}
+    for t, row in zip(tasks, parsed.rows):
+        by_size.setdefault(sizes_text(t.sizes), {})[t.module] = row
+    return by_size, None

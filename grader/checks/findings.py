@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..results import NotRun
+from ..spec import CheckSpec
 from ..tasks import Task
 from ..tools import parse_sanitizer, sanitizer_wrapper
 from .base import Context, emu_launches, sizes_text
@@ -80,6 +82,50 @@ def emu_problems(ctx: Context) -> list[str]:
         if launch["emu"].get("status") == "unsupported":
             out.append(f"the emulator could not run the kernel at {sizes_text(sizes)}: {launch['emu'].get('message')}")
     return sorted(set(out))
+
+
+def emu_unsupported(ctx: Context, sizes: Mapping[str, int]) -> bool:
+    """Whether the emulator could not run the dedicated launch at `sizes` (an instruction it lacks):
+    not the student's fault, and no evidence either way."""
+    result = ctx.results.get("emu:" + sizes_text(sizes))
+    return bool(result) and any(l.get("emu", {}).get("status") == "unsupported" for l in result.launches)
+
+
+def gpu_stands_in(ctx: Context, sizes: Mapping[str, int]) -> bool:
+    """On a GPU, whether the GPU's own evidence (launches, sanitizers) stands in for an emulated launch
+    the emulator could not run: that launch then neither passes nor gates the check."""
+    return ctx.backend == "gpu" and emu_unsupported(ctx, sizes)
+
+
+def start_sanitizers(ctx: Context, conf: CheckSpec, tools: Sequence[str], sizes: Mapping[str, int], *, planning: bool) -> None:
+    """Start the compute-sanitizer tools this check's policy asks for, in the background.
+
+    The emulator's checks at the same size see everything these tools see, exactly and with source
+    lines, so by default ("fallback") a sanitizer runs only where the emulator gives no evidence:
+    no emulator here, or a kernel it cannot run. That decision waits for the emulated launch
+    (planning=False); "always" starts them while planning, beside the launches; "never" skips them.
+    """
+    if ctx.backend != "gpu" or not ctx.tools.sanitizer or conf.sanitizer == "never":
+        return
+    up_front = conf.sanitizer == "always" or not ctx.emu_available
+    if planning != up_front:
+        return
+    if not planning and not emu_unsupported(ctx, sizes):
+        return
+    for tool in tools:
+        if tool not in ctx.background:
+            ctx.start(tool, run_sanitizer, ctx, tool, sizes)
+
+
+def sanitizer_messages(ctx: Context, conf: CheckSpec, tools: Sequence[str], sizes: Mapping[str, int],
+                       category: str) -> list[str]:
+    """What the sanitizers this check's policy wanted reported (starting any still needed); an entry
+    in not_run when they were wanted but compute-sanitizer is missing."""
+    start_sanitizers(ctx, conf, tools, sizes, planning=False)
+    wanted = conf.sanitizer == "always" or not ctx.emu_available or emu_unsupported(ctx, sizes)
+    if ctx.backend == "gpu" and wanted and conf.sanitizer != "never" and not ctx.tools.sanitizer:
+        ctx.not_run.append(NotRun(f"compute-sanitizer {'/'.join(tools)}", category, "compute-sanitizer was not found on this machine"))
+    return [found for tool in tools if tool in ctx.background and (found := ctx.finish(tool))]
 
 
 def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | None:

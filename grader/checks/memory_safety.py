@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..results import NotRun, TestResult
+from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, memory_messages, run_sanitizer, unfinished_emu
+from .findings import bullet, emu_findings_task, gpu_stands_in, memory_messages, sanitizer_messages, start_sanitizers, unfinished_emu
 
 NAME = "Memory safety"
+SANITIZERS = ("memcheck",)
 
 
 class MemorySafetyCheck:
@@ -23,8 +24,7 @@ class MemorySafetyCheck:
                               seeds=(ctx.seed_for("memory:canary"),), compare=False))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
-        if ctx.backend == "gpu" and ctx.tools.sanitizer:
-            ctx.start("memcheck", run_sanitizer, ctx, "memcheck", conf.emu_size or conf.size)
+        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size, planning=True)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -35,16 +35,11 @@ class MemorySafetyCheck:
         problems += _launch_problems(ctx, conf)
         if ctx.emu_available:
             problems += memory_messages(ctx)
-        if ctx.backend == "gpu":
-            if ctx.tools.sanitizer:
-                found = ctx.finish("memcheck")
-                if found:
-                    problems.append(found)
-            else:
-                ctx.not_run.append(NotRun("compute-sanitizer memcheck", "memory-safety", "compute-sanitizer was not found on this machine"))
+        small = conf.emu_size or conf.size
+        problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
             return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems))]
-        stopped = unfinished_emu(ctx, conf.emu_size or conf.size) if ctx.emu_available else None
+        stopped = unfinished_emu(ctx, small) if ctx.emu_available and not gpu_stands_in(ctx, small) else None
         if stopped:
             return [verdict(NAME, conf, False, f"Not graded: {stopped} (memory safety can only be judged on a launch that completes)",
                             extra={"gated": True})]

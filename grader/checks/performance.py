@@ -2,22 +2,36 @@
 library in the same run; points by the fraction of the reference's speed."""
 from __future__ import annotations
 
-from concurrent.futures import wait
 from typing import Sequence
 
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, gate, sizes_text, verdict
+from .correctness import task_ids as correctness_task_ids
 
 NAME = "Performance"
+
+
+GPU_FREE = "gpu-free"  # the file the pipeline creates once nothing else runs on the GPU
 
 
 class PerformanceCheck:
     category = "performance"
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
-        return []  # timed in its own child after everything else, so nothing else shares the GPU
+        """Timing runs last in the child that ran the correctness launches (no second CUDA start-up),
+        after the pipeline says the GPU is free (ncu and the hidden tests done), and only if every
+        correctness launch succeeded. The submission runs first: the reference's output never
+        exists while student code runs."""
+        if ctx.backend != "gpu" or not ctx.has_reference:
+            return []
+        seed = ctx.seed_for("performance")
+        modules = ["submission", "reference"] + (["baseline"] if conf.baseline == "cublas" else [])
+        after = str(ctx.runner.workdir / GPU_FREE)
+        requires = tuple(correctness_task_ids(ctx))
+        return [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes=conf.size, seeds=(seed,),
+                     repeats=conf.repeats, after=after, requires=requires) for m in modules]
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         if ctx.backend != "gpu":
@@ -29,20 +43,15 @@ class PerformanceCheck:
         if not ctx.has_reference:
             ctx.not_run.append(NotRun(NAME, self.category, "no reference solution is available to compare with"))
             return []
-        wait(list(ctx.background.values()))  # nothing else may share the GPU while it is timed
-        seed = ctx.seed_for("performance")
-        # The submission runs first: the reference's output never exists while student code runs.
-        modules = ["submission", "reference"] + (["baseline"] if conf.baseline == "cublas" else [])
-        tasks = [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes=conf.size, seeds=(seed,),
-                      repeats=conf.repeats) for m in modules]
-        stage = ctx.runner.run(tasks, backend="gpu", label="timing")
         ms = {}
-        for t in tasks:
-            r = stage.results.get(t.id)
+        for task_id, task in ctx.planned.items():
+            if task.kind != "time":
+                continue
+            r = ctx.results.get(task_id)
             if r is None or r.status != "ok":
-                return [verdict(NAME, conf, False, f"Timing the {t.module} at {sizes_text(conf.size)} failed: "
+                return [verdict(NAME, conf, False, f"Timing the {task.module} at {sizes_text(conf.size)} failed: "
                                                    f"{r.message if r else 'no result'}")]
-            ms[t.module] = r.data["median_ms"]
+            ms[task.module] = r.data["median_ms"]
         speed = ms["reference"] / ms["submission"] if ms["submission"] > 0 else 0.0
         score = conf.points * min(1.0, speed / conf.full_marks)
         text = (f"median {ms['submission']:.3f} ms against {ms['reference']:.3f} ms for the reference solution at "

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..results import NotRun, TestResult
+from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, emu_problems, memory_messages, race_messages, run_sanitizer, unfinished_emu
+from .findings import (bullet, emu_findings_task, emu_problems, gpu_stands_in, memory_messages, race_messages,
+                       sanitizer_messages, start_sanitizers, unfinished_emu)
 
 NAME = "Races and barriers"
+SANITIZERS = ("racecheck", "synccheck")
 
 
 class RaceCheck:
@@ -24,9 +26,7 @@ class RaceCheck:
             tasks.append(Task(id=label, kind="run", backend="gpu", sizes=conf.size, seeds=(seed,) * conf.launches))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
-        if ctx.backend == "gpu" and ctx.tools.sanitizer:
-            for tool in ("racecheck", "synccheck"):
-                ctx.start(tool, run_sanitizer, ctx, tool, conf.emu_size or conf.size)
+        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size, planning=True)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -41,22 +41,20 @@ class RaceCheck:
             problems += race_messages(ctx)
             extra["emulator"] = emu_problems(ctx) or "ran"
         small = conf.emu_size or conf.size
-        if ctx.backend == "gpu":
-            if ctx.tools.sanitizer:
-                problems += [f for f in (ctx.finish("racecheck"), ctx.finish("synccheck")) if f]
-            else:
-                ctx.not_run.append(NotRun("compute-sanitizer racecheck/synccheck", "race", "compute-sanitizer was not found on this machine"))
+        problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
             return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems), extra=extra)]
-        stopped = unfinished_emu(ctx, small) if ctx.emu_available else None
+        stopped = unfinished_emu(ctx, small) if ctx.emu_available and not gpu_stands_in(ctx, small) else None
         if stopped:
             return [verdict(NAME, conf, False, f"Not graded: {stopped} (races can only be judged on a launch that completes)",
                             extra={**extra, "gated": True})]
         how = []
         if ctx.backend == "gpu":
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
-        if ctx.emu_available:
+        if ctx.emu_available and not gpu_stands_in(ctx, small):
             how.append(f"the emulator found no shared-memory hazard and no divergent barrier at {sizes_text(small)}")
+        elif ctx.backend == "gpu" and ctx.tools.sanitizer and conf.sanitizer != "never":
+            how.append(f"compute-sanitizer racecheck and synccheck found nothing at {sizes_text(small)}")
         return [verdict(NAME, conf, True, "No race found: " + "; ".join(how) + ".", extra=extra)]
 
 

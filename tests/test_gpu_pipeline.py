@@ -1,0 +1,266 @@
+"""The GPU backend's orchestration, tested without a GPU: which tool runs when, and how their output
+is read back. The launches themselves are faked; tests/gpu/ runs the real thing on a GPU."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+from pathlib import Path
+
+
+from grader import api
+from grader.checks import REGISTRY, Context
+from grader.checks.counters import NCU_STAGE
+from grader.exercise import load
+from grader.stages import Runner, StageRun
+from grader.tasks import Task, TaskResult
+from grader.tools import Tools
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class FakeRunner(Runner):
+    """Records every batch it is asked to run and answers with canned results."""
+
+    def __init__(self, workdir: Path, answer):
+        super().__init__(exercise_root=ROOT, workdir=workdir, modules={}, limits=load(ROOT / "exercises" / "level2").spec.limits)
+        self.calls: list[dict] = []
+        self.answer = answer
+        self.lock = threading.Lock()
+
+    def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None):
+        with self.lock:
+            self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name})
+        return self.answer(self, list(tasks), list(wrapper), log_name)
+
+
+def _context(tmp_path: Path, exercise: str, answer, *, tools=Tools(ncu="/x/ncu", sanitizer="/x/compute-sanitizer")) -> Context:
+    return Context(exercise=load(ROOT / "exercises" / exercise), backend="gpu", runner=FakeRunner(tmp_path, answer), seed=1,
+                   tools=tools, source_name="s.cu", source="", has_reference=True, emu_available=True)
+
+
+def _plan(ctx: Context, pool) -> None:
+    ctx.pool = pool
+    for category, conf in ctx.spec.checks.items():
+        if category in REGISTRY:
+            for task in REGISTRY[category].plan(ctx, conf):
+                ctx.planned.setdefault(task.id, task)
+
+
+def _ok(tasks) -> StageRun:
+    return StageRun({t.id: TaskResult(t.id, "ok", launches=({"seed": 1},)) for t in tasks})
+
+
+def _sanitizer_runs(ctx: Context) -> list[str]:
+    return [c["wrapper"][2] for c in ctx.runner.calls if c["wrapper"] and "compute-sanitizer" in c["wrapper"][0]]
+
+
+def _emu_result(ctx: Context, conf, status: str) -> None:
+    from grader.checks.base import sizes_text
+
+    label = "emu:" + sizes_text(conf.emu_size or conf.size)
+    launch = {"seed": 1, "emu": {"status": status, "message": "the emulator does not support malloc"}}
+    if status != "ok":
+        launch["error"] = "the emulator cannot run this kernel"
+    ctx.results[label] = TaskResult(label, "error" if status != "ok" else "ok", launches=(launch,))
+
+
+def test_sanitizers_are_only_a_fallback_when_the_emulator_ran_the_kernel(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        assert _sanitizer_runs(ctx) == []  # nothing started while planning
+        for category in ("race", "memory-safety"):
+            _emu_result(ctx, ctx.spec.checks[category], "ok")
+        from grader.checks.findings import sanitizer_messages
+
+        assert sanitizer_messages(ctx, ctx.spec.checks["race"], ("racecheck", "synccheck"), ctx.spec.checks["race"].emu_size, "race") == []
+    assert _sanitizer_runs(ctx) == [] and ctx.not_run == []
+
+
+def test_sanitizers_stand_in_when_the_emulator_cannot_run_the_kernel(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.checks.findings import sanitizer_messages
+
+    def answer(runner, tasks, wrapper, log):
+        log_file = runner.workdir / f"{log}.log"
+        log_file.write_text("========= Race reported between Write access at k+0x10 in s.cu:9\n========= ERROR SUMMARY: 1 error\n")
+        return StageRun({t.id: TaskResult(t.id, "ok") for t in tasks}, log_files=(log_file,))
+
+    ctx = _context(tmp_path, "level2", answer)
+    conf = ctx.spec.checks["race"]
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        _emu_result(ctx, conf, "unsupported")
+        found = sanitizer_messages(ctx, conf, ("racecheck", "synccheck"), conf.emu_size, "race")
+    assert sorted(_sanitizer_runs(ctx)) == ["racecheck", "synccheck"]
+    assert len(found) == 2 and all("s.cu:9" in f for f in found)
+
+
+def test_sanitizer_always_starts_while_planning_and_never_not_at_all(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    for policy, expected in (("always", ["memcheck", "racecheck", "synccheck"]), ("never", [])):
+        ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+        checks = {c: dataclasses.replace(conf, sanitizer=policy) for c, conf in ctx.spec.checks.items()}
+        ctx.exercise = dataclasses.replace(ctx.exercise, spec=dataclasses.replace(ctx.spec, checks=checks))
+        with ThreadPoolExecutor(4) as pool:
+            _plan(ctx, pool)
+            for key in list(ctx.background):
+                ctx.finish(key)
+        assert sorted(_sanitizer_runs(ctx)) == expected, policy
+
+
+def test_a_missing_sanitizer_is_reported_only_when_it_was_needed(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.checks.findings import sanitizer_messages
+
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks), tools=Tools(ncu="/x/ncu"))
+    conf = ctx.spec.checks["memory-safety"]
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        _emu_result(ctx, conf, "ok")
+        assert sanitizer_messages(ctx, conf, ("memcheck",), conf.emu_size, "memory-safety") == []
+        assert ctx.not_run == []
+        _emu_result(ctx, conf, "unsupported")
+        sanitizer_messages(ctx, conf, ("memcheck",), conf.emu_size, "memory-safety")
+    assert [n.category for n in ctx.not_run] == ["memory-safety"]
+
+
+NCU_HEADER = '"ID","Kernel Name","{}"\n"","","{}"\n'
+
+
+def _ncu_answer(values_by_task):
+    """An ncu run: one CSV row per profiled launch, in task order, from values_by_task(task, metric)."""
+
+    def answer(runner, tasks, wrapper, log):
+        metrics = wrapper[wrapper.index("--metrics") + 1].split(",")
+        text = NCU_HEADER.format('","'.join(metrics), '","'.join("x" for _ in metrics))
+        for i, t in enumerate(tasks):
+            text += f'"{i}","transpose",' + ",".join(f'"{values_by_task(t, m):,}"' for m in metrics) + "\n"
+        log_file = runner.workdir / "ncu.log"
+        log_file.write_text(text)
+        return StageRun({t.id: TaskResult(t.id, "ok", launches=({"seed": 1},)) for t in tasks}, log_files=(log_file,))
+
+    return answer
+
+
+def test_one_ncu_run_serves_every_counter_check(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def value(task, metric):
+        base = 1000 if task.module == "reference" else 1100  # the submission: 10% more of everything
+        return base * (task.sizes["rows"] // 100) + (7 if "shared" in metric else 0)
+
+    ctx = _context(tmp_path, "transpose", _ncu_answer(value))
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        ctx.finish(NCU_STAGE)
+    ncu_calls = [c for c in ctx.runner.calls if c["log_name"] == "ncu"]
+    assert len(ncu_calls) == 1
+    tasks = ncu_calls[0]["tasks"]
+    # Two sizes (traffic and bank-conflicts differ), every submission launch before any reference one.
+    assert [t.module for t in tasks] == ["submission", "submission", "reference", "reference"]
+    assert len({tuple(t.sizes.items()) for t in tasks}) == 2
+    metrics = ncu_calls[0]["wrapper"][ncu_calls[0]["wrapper"].index("--metrics") + 1].split(",")
+    assert any("shared" in m for m in metrics) and any("global" in m for m in metrics)
+    ctx.correctness = None  # no gate
+    traffic = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+    banks = REGISTRY["bank-conflicts"].judge(ctx, ctx.spec.checks["bank-conflicts"])[0]
+    assert traffic.extra["sizes"] == dict(ctx.spec.checks["traffic"].size)
+    assert banks.extra["sizes"] == dict(ctx.spec.checks["bank-conflicts"].size)
+    assert 1.09 < traffic.extra["ratio"] < 1.11 and 1.09 < banks.extra["ratio"] < 1.11
+
+
+def test_ncu_missing_a_launch_is_a_measurement_problem(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    def answer(runner, tasks, wrapper, log):
+        return _ncu_answer(lambda t, m: 5)(runner, tasks[:-1], wrapper, log)  # one launch never profiled
+
+    ctx = _context(tmp_path, "level2", answer)
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+    result = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+    assert not result.passed and "Could not measure" in result.output
+
+
+def test_timing_waits_for_the_gpu_and_needs_correct_launches(tmp_path):
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    ctx.pool = None
+    for category in ("correctness", "performance"):
+        for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
+            ctx.planned.setdefault(task.id, task)
+    timed = [t for t in ctx.planned.values() if t.kind == "time"]
+    assert [t.module for t in timed][:2] == ["submission", "reference"]
+    correctness = {t for t in ctx.planned if t.startswith("correctness:")}
+    assert all(set(t.requires) == correctness and t.after.endswith("gpu-free") for t in timed)
+    assert list(ctx.planned)[-len(timed):] == [t.id for t in timed]  # last in the batch
+
+
+def test_the_gpu_is_released_once_background_stages_finish(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    go = tmp_path / "gpu-free"
+    ctx.planned["time:submission"] = Task(id="time:submission", kind="time", backend="gpu", after=str(go))
+    gate = threading.Event()
+    with ThreadPoolExecutor(2) as pool:
+        ctx.pool = pool
+        ctx.start("slow", gate.wait, 10)
+        api._release_gpu_when_idle(ctx)
+        time.sleep(0.2)
+        assert not go.exists()
+        gate.set()
+        deadline = time.monotonic() + 5
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert go.exists()
+
+
+def test_runner_skips_timing_after_a_failed_required_launch(tmp_path):
+    """Through a real emulator child: a wrong kernel's timing task is skipped, and one that needs a
+    file waits for it."""
+    from grader.compile import compile_source
+
+    exercise = load(ROOT / "exercises" / "level2")
+    compiled = compile_source((ROOT / "exercises" / "level2" / "skeleton.cu").read_text(), "skeleton.cu")
+    ptx = tmp_path / "skeleton.ptx"
+    ptx.write_text(compiled.ptx)
+    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(ptx)}},
+                    limits=exercise.spec.limits, env=api.child_env(tmp_path))
+    go = tmp_path / "go"
+    tasks = [Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,)),
+             Task(id="time:submission", kind="time", backend="emu", sizes={"N": 17}, requires=("correctness:0",), after=str(go)),
+             Task(id="time:later", kind="time", backend="emu", sizes={"N": 17}, after=str(go))]
+    threading.Timer(1.5, go.touch).start()
+    start = time.perf_counter()
+    stage = runner.run(tasks, backend="emu")
+    assert not stage.results["correctness:0"].succeeded
+    assert stage.results["time:submission"].status == "skipped" and "correctness:0 failed" in stage.results["time:submission"].message
+    assert stage.results["time:later"].message == "timing needs a GPU"  # it ran, after the file appeared
+    assert time.perf_counter() - start >= 1.4
+    assert json.dumps([t.to_json() for t in tasks])  # requires and after travel as JSON
+    assert Task.from_json(json.loads(json.dumps(tasks[1].to_json()))) == tasks[1]
+
+
+def test_parent_skips_timing_whose_prerequisite_crashed_an_earlier_child(tmp_path):
+    """A child that dies on a launch is restarted for the rest; timing that needed that launch is
+    skipped by the parent, which alone knows what the dead child did."""
+    exercise = load(ROOT / "exercises" / "level2")
+    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(tmp_path / "missing.ptx")}},
+                    limits=exercise.spec.limits, env=api.child_env(tmp_path))
+    tasks = [Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,)),
+             Task(id="time:submission", kind="time", backend="emu", sizes={"N": 17}, requires=("correctness:0",))]
+    stage = runner.run(tasks, backend="emu")
+    assert stage.results["correctness:0"].status == "crashed"
+    assert stage.results["time:submission"].status == "skipped"
+    assert "correctness:0 failed first" in stage.results["time:submission"].message
+    assert len(stage.children) == 1  # no second child was started just to skip it
+    assert TaskResult("x", "ok", launches=({"compare": {"ok": True}},)).succeeded
+    assert not TaskResult("x", "ok", launches=({"compare": {"ok": False}},)).succeeded
