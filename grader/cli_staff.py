@@ -33,8 +33,9 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
               help="Folder for results/<student>.json, grades.csv and summary.txt (created; reused to resume).")
 @click.option("--workers", type=click.IntRange(min=1), help="Submissions graded at once. Default: one per CPU core "
               "(never more than the cores); on a GPU, --per-gpu per visible GPU.")
-@click.option("--per-gpu", type=click.IntRange(min=1), default=1, show_default=True,
-              help="On a GPU host, at most this many submissions share one GPU (each child sees only its GPU).")
+@click.option("--per-gpu", type=click.IntRange(min=1), default=4, show_default=True,
+              help="On a GPU host, at most this many submissions share one GPU (each child sees only its GPU). "
+                   "Timings still run alone: a lock keeps the others off the GPU while one is timed.")
 @click.option("--backend", type=click.Choice(api.BACKENDS), default="auto", show_default=True,
               help="gpu, emu (the CPU emulator), or auto: the GPU if one is visible.")
 @click.option("--timeout", type=click.FloatRange(min=1), help="Seconds allowed per submission before it is stopped "

@@ -35,16 +35,23 @@ def main(argv: list[str]) -> int:
     device = open_device(job["backend"], pool=job.get("pool", True))
     modules: Mapping[str, str] = job["modules"]
     finished: dict[str, TaskResult] = {}
+    ready = time.time()  # imports done, device open: the rest is the tasks' own time
     with open(job["results"], "a", encoding="utf-8") as out:
         for raw in job["tasks"]:
             task = Task.from_json(raw)
+            started, waited = time.time(), 0.0
             failed = [r for r in task.requires if r in finished and not finished[r].succeeded]
             if failed:
                 result, fatal = _skip_unneeded(task, failed), False
             else:
                 if task.after:
                     _wait_for(Path(task.after))
+                if task.kind == "time" and hasattr(device, "take_exclusive"):
+                    device.take_exclusive()  # other gradings sharing this GPU finish first
+                waited = time.time() - started
                 result, fatal = _execute(task, exercise, harness, device, modules, job)
+            # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
+            result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
             finished[task.id] = TaskResult.from_json(json.loads(json.dumps(result, default=_json_default)))
             out.write(json.dumps(result, allow_nan=False, default=_json_default) + "\n")
             out.flush()
@@ -71,6 +78,10 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         from .timing import time_task
 
         return time_task(task, exercise, harness, device, modules), False
+    if task.kind == "hidden":
+        from .hidden_tests import run_in_process
+
+        return run_in_process(task.id, task.job, task.files), False
     kernel = device.load(modules[task.module], spec.kernel.name)
     launches = []
     for seed in task.seeds:
@@ -109,11 +120,24 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
     if task.compare and not outcome.error:
         # The reference is computed only now, after the student's kernel has finished, and stays
         # in host memory: no student code can ever read it.
-        expected = harness.reference(inputs, sizes)
-        magnitude = harness.magnitude(inputs, sizes, expected)
+        expected, magnitude = _expected(harness, seed, sizes, inputs)
         record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
     device.free(list(buffers.values()))
     return record, outcome
+
+
+_LAST_EXPECTED: dict[tuple, tuple] = {}
+
+
+def _expected(harness: Harness, seed: int, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]):
+    """The float64 reference and its error scale; repeated launches with the same seed and sizes (the
+    race check's) reuse the last one rather than redo a large float64 product each time."""
+    key = (seed, tuple(sorted(sizes.items())))
+    if key not in _LAST_EXPECTED:
+        _LAST_EXPECTED.clear()
+        expected = harness.reference(inputs, sizes)
+        _LAST_EXPECTED[key] = (expected, harness.magnitude(inputs, sizes, expected))
+    return _LAST_EXPECTED[key]
 
 
 def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],

@@ -23,6 +23,7 @@ class StageClock:
     """Records stages from any thread; stages overlap when they ran side by side."""
 
     origin: float = field(default_factory=time.perf_counter)
+    origin_epoch: float = field(default_factory=time.time)  # the same instant on the wall clock
     _stages: list[StageTime] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -36,6 +37,12 @@ class StageClock:
             stage = StageTime(name, round(start - self.origin, 3), round(time.perf_counter() - start, 3))
             with self._lock:
                 self._stages.append(stage)
+
+    def add_wall(self, name: str, start: float, end: float) -> None:
+        """Record a stage measured elsewhere (a child process) in wall-clock epoch seconds."""
+        stage = StageTime(name, round(start - self.origin_epoch, 3), round(max(end - start, 0.0), 3))
+        with self._lock:
+            self._stages.append(stage)
 
     def stages(self) -> tuple[StageTime, ...]:
         """Every stage recorded so far, in order of start."""

@@ -47,11 +47,29 @@ class Runner:
             timeout: float | None = None, log_name: str | None = None, label: str | None = None) -> StageRun:
         """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper); the clock records it
         as `label` (default: the log name or "<backend> launches")."""
-        with self.clock.measure(label or log_name or f"{backend} launches"):
-            return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name)
+        name = label or log_name or f"{backend} launches"
+        with self.clock.measure(name):
+            return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name, name=name)
+
+    def _record(self, name: str, spawned: float, done: Mapping[str, TaskResult]) -> None:
+        """Put one child's inside on the timeline: its start-up, then its tasks grouped by kind of id."""
+        clocks = [r.clock for r in done.values() if r.clock]
+        if not clocks:
+            return
+        self.clock.add_wall(f"{name}: start-up", spawned, min(c["ready"] for c in clocks))
+        groups: dict[str, list[Mapping[str, float]]] = {}
+        for task_id, r in done.items():
+            if r.clock:
+                groups.setdefault(task_id.split(":")[0], []).append(r.clock)
+        for group, found in groups.items():
+            waited = sum(c.get("waited", 0.0) for c in found)
+            start = min(c["start"] for c in found)
+            if waited:
+                self.clock.add_wall(f"{name}: waiting for the GPU", start, start + waited)
+            self.clock.add_wall(f"{name}: {group}", start + waited, max(c["end"] for c in found))
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
-             timeout: float | None, log_name: str | None) -> StageRun:
+             timeout: float | None, log_name: str | None, name: str) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -84,10 +102,12 @@ class Runner:
                 for t in remaining:
                     results[t.id] = TaskResult(t.id, "skipped", f"not run: the {budget:.0f} s time limit was used up by earlier launches")
                 break
+            spawned = time.time()
             child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(self.env),
                               output_cap=self.limits.output_bytes, cwd=str(self.workdir))
             children.append(child)
             done = _read_results(results_path)
+            self._record(name, spawned, done)
             results.update(done)
             remaining = [t for t in remaining if t.id not in done]
             if not remaining:

@@ -1,10 +1,12 @@
 """The GPU backend: CuPy loads the CUBIN NVRTC made and launches it; canaries guard every buffer."""
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 import numpy as np
 
+from .. import gpu_lock
 from .base import CANARY_BITS, GUARD_ELEMENTS, Buffer, LaunchOutcome
 
 # CUDA errors after which the context cannot be used again: the child must report and exit.
@@ -25,6 +27,17 @@ class GpuDevice:
             # Under memcheck the pool would hide overruns into neighbouring pool blocks.
             cp.cuda.set_allocator(None)
         self._modules: dict[str, Any] = {}
+        # Other gradings may share this GPU (grade batch --per-gpu): use it shared, time it alone.
+        try:
+            gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
+        except Exception:  # an odd driver: fall back to what this process was given
+            gpu_id = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+        self.lock = gpu_lock.for_gpu(str(gpu_id))
+        self.lock.share()
+
+    def take_exclusive(self) -> None:
+        """Before timing: wait until no other grading uses this GPU, and keep new ones off it."""
+        self.lock.exclusive()
 
     def load(self, artifact: str, kernel: str) -> Any:
         module = self._modules.get(artifact)

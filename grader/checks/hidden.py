@@ -5,9 +5,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from ..hidden_tests import JOB_VARIABLE
 from ..results import TestResult
-from ..sandbox import ChildRun, python_argv, run_child
+from ..sandbox import python_argv, run_child
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, gate, verdict
@@ -21,13 +20,16 @@ def test_files(exercise_root: Path) -> list[Path]:
 
 
 STAGE = "hidden tests"
+JOB_VARIABLE = "KERNEL_GRADER_HIDDEN_JOB"  # the job file grader.hidden_tests (the pytest plugin) reads
+TASK_ID = "hidden"
 
 
 class HiddenTestsCheck:
     """Scored as points x passed / total, in the category the spec's [hidden_tests] names.
 
-    The tests start with the other launches (plan) and are judged with the rest, so they add no time
-    of their own to a grading; a kernel that hangs there stops at the same run_seconds limit.
+    The tests run with the other launches, so they add little time of their own to a grading: on a
+    GPU inside the launch child (one CUDA start-up, not two), on the emulator in a child of their
+    own on another core. A kernel that hangs there stops at the same run_seconds limit.
     """
 
     def __init__(self, category: str = "correctness"):
@@ -35,38 +37,53 @@ class HiddenTestsCheck:
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
         files = test_files(ctx.exercise.root)
-        if files and STAGE not in ctx.background:
-            ctx.start(STAGE, _run_tests, ctx, files)
+        if not files:
+            return []
+        job = _write_job(ctx)
+        if ctx.backend == "gpu":
+            return [Task(id=TASK_ID, kind="hidden", backend="gpu", files=tuple(map(str, files)), job=str(job))]
+        if STAGE not in ctx.background:
+            ctx.start(STAGE, _run_child, ctx, job, files)
         return []
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         gated = gate(ctx, NAME, conf, need_all=False)
         if gated:
             return [gated]
-        if STAGE not in ctx.background:
+        if TASK_ID in ctx.planned:
+            result = ctx.results.get(TASK_ID)
+            stopped = None if result is not None and result.status == "ok" else (result.message if result else "no result")
+        elif STAGE in ctx.background:
+            stopped = ctx.finish(STAGE)
+        else:
             return [verdict(NAME, conf, True, "This exercise has no hidden tests.")]
-        child, outcomes = ctx.finish(STAGE)
+        results = ctx.runner.workdir / "hidden-results.jsonl"
+        outcomes = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
         if not outcomes:
-            why = "stopped at the time limit" if child.timed_out else child.describe()
-            return [verdict(NAME, conf, False, f"The hidden tests did not run ({why}).")]
+            return [verdict(NAME, conf, False, f"The hidden tests did not run ({stopped or 'no test reported'}).")]
         failed = [o for o in outcomes if o["outcome"] != "passed"]
         passed = len(outcomes) - len(failed)
         lines = [f"{passed} of {len(outcomes)} hidden tests passed."]
         lines += [f"- {o['test']}: {o['message'].splitlines()[0] if o['message'] else o['outcome']}" for o in failed]
-        if child.timed_out:
-            lines.append("- the remaining hidden tests stopped at the time limit")
+        if stopped:
+            lines.append(f"- the remaining hidden tests did not run: {stopped}")
         score = conf.points * passed / len(outcomes)
-        return [verdict(NAME, conf, not failed and not child.timed_out, "\n".join(lines), score=score)]
+        return [verdict(NAME, conf, not failed and not stopped, "\n".join(lines), score=score)]
 
 
-def _run_tests(ctx: Context, files: Sequence[Path]) -> tuple[ChildRun, list[dict]]:
-    """Run the hidden test files in a pytest child against the submission; (the child, one outcome per test)."""
+def _write_job(ctx: Context) -> Path:
+    """The job file the hidden-tests plugin reads (grader.hidden_tests)."""
     workdir = ctx.runner.workdir
-    results = workdir / "hidden-results.jsonl"
     job = workdir / "hidden-job.json"
     module = ctx.runner.modules[ctx.backend]["submission"]
     job.write_text(json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
-                               "results": str(results), "step_limit": ctx.spec.limits.step_limit}))
+                               "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit}))
+    return job
+
+
+def _run_child(ctx: Context, job: Path, files: Sequence[Path]) -> str | None:
+    """Run the hidden test files in a pytest child; why it stopped early, or None when it finished."""
+    workdir = ctx.runner.workdir
     env = dict(ctx.runner.env)
     env[JOB_VARIABLE] = str(job)
     argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(workdir),
@@ -74,5 +91,6 @@ def _run_tests(ctx: Context, files: Sequence[Path]) -> tuple[ChildRun, list[dict
     with ctx.runner.clock.measure(STAGE):
         child = run_child(argv, timeout=ctx.spec.limits.run_seconds, env=env, cwd=str(workdir),
                           output_cap=ctx.spec.limits.output_bytes)
-    outcomes = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
-    return child, outcomes
+    if child.timed_out:
+        return "stopped at the time limit"
+    return None if child.returncode in (0, 1) else child.describe()  # pytest exits 1 when a test failed

@@ -1,0 +1,72 @@
+"""Sharing one GPU between gradings without spoiling a timing: a readers-writer lock across processes.
+
+Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared; a
+timing holds it exclusively, so nothing of another grading runs on that GPU while a kernel is
+timed. Writers go first: a timing that waits stops new users from starting (a turnstile), so a
+busy batch cannot starve it. Built on flock(2): a killed process releases its locks with it.
+
+    gate  taken exclusively, briefly, by a user on its way in; held by a timing throughout
+    use   shared by users, exclusive for a timing
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+VARIABLE = "KERNEL_GRADER_LOCKS"  # the folder for lock files (not TMPDIR: each grading has its own)
+
+
+_HELD: dict[str, "GpuLock"] = {}
+
+
+def for_gpu(gpu_id: str) -> "GpuLock":
+    """This process's one lock for a GPU: a second device object in the same process (the hidden
+    tests open their own) must not hold a second share, or this process's timing would wait on itself."""
+    if gpu_id not in _HELD:
+        _HELD[gpu_id] = GpuLock(gpu_id)
+    return _HELD[gpu_id]
+
+
+class GpuLock:
+    """This process's hold on one GPU's lock (identified by e.g. its PCI bus id)."""
+
+    def __init__(self, gpu_id: str, folder: Path | None = None):
+        folder = folder or Path(os.environ.get(VARIABLE) or f"/tmp/kernel-grader-locks-{os.getuid()}")
+        safe = "".join(ch if ch.isalnum() else "_" for ch in gpu_id) or "gpu"
+        self._gate = self._use = -1
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._gate = os.open(folder / f"{safe}.gate", os.O_RDWR | os.O_CREAT, 0o600)
+            self._use = os.open(folder / f"{safe}.use", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError:
+            self._gate = self._use = -1  # no lock folder: grade unlocked rather than not at all
+        self.mode = "none"
+
+    def share(self) -> None:
+        """Become a user: wait while a timing holds or waits for the GPU (once per process)."""
+        if self._use < 0 or self.mode != "none":
+            return
+        fcntl.flock(self._gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self._use, fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(self._gate, fcntl.LOCK_UN)
+        self.mode = "shared"
+
+    def exclusive(self) -> None:
+        """Take the GPU alone for a timing: no new user starts, current users finish first."""
+        if self._use < 0 or self.mode == "exclusive":
+            return
+        fcntl.flock(self._use, fcntl.LOCK_UN)  # give up our own share first, or two timings deadlock
+        fcntl.flock(self._gate, fcntl.LOCK_EX)
+        fcntl.flock(self._use, fcntl.LOCK_EX)
+        self.mode = "exclusive"
+
+    def release(self) -> None:
+        """Let go of the GPU entirely (the process ending does the same)."""
+        if self._use < 0:
+            return
+        fcntl.flock(self._use, fcntl.LOCK_UN)
+        fcntl.flock(self._gate, fcntl.LOCK_UN)
+        self.mode = "none"

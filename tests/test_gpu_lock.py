@@ -1,0 +1,61 @@
+"""The GPU readers-writer lock. flock locks belong to open files, so two GpuLock objects in one
+process contend like two processes would."""
+from __future__ import annotations
+
+import threading
+import time
+
+from grader.gpu_lock import GpuLock, for_gpu
+
+
+def _in_thread(fn) -> threading.Event:
+    done = threading.Event()
+    threading.Thread(target=lambda: (fn(), done.set()), daemon=True).start()
+    return done
+
+
+def test_users_share_and_a_timing_waits_for_them(tmp_path):
+    a, b, timing = GpuLock("0000:01:00.0", tmp_path), GpuLock("0000:01:00.0", tmp_path), GpuLock("0000:01:00.0", tmp_path)
+    a.share()
+    b.share()  # two users at once
+    timed = _in_thread(timing.exclusive)
+    assert not timed.wait(0.3)
+    a.release()
+    assert not timed.wait(0.2)
+    b.release()
+    assert timed.wait(2)
+
+
+def test_a_waiting_timing_keeps_new_users_out(tmp_path):
+    user, timing, late = GpuLock("g", tmp_path), GpuLock("g", tmp_path), GpuLock("g", tmp_path)
+    user.share()
+    timed = _in_thread(timing.exclusive)
+    time.sleep(0.2)
+    joined = _in_thread(late.share)
+    assert not joined.wait(0.3)  # the timing is waiting: the late user queues behind it
+    user.release()
+    assert timed.wait(2) and not joined.wait(0.2)
+    timing.release()
+    assert joined.wait(2)
+
+
+def test_two_timings_take_turns_without_deadlock(tmp_path):
+    first, second = GpuLock("g", tmp_path), GpuLock("g", tmp_path)
+    first.share()
+    second.share()
+    one = _in_thread(first.exclusive)
+    two = _in_thread(second.exclusive)
+    assert one.wait(2) or two.wait(2)
+    (first if one.is_set() else second).release()
+    assert one.wait(2) and two.wait(2)
+
+
+def test_one_lock_per_gpu_per_process_and_no_folder_means_no_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path))
+    assert for_gpu("x") is for_gpu("x")
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    lock = GpuLock("g", blocked / "sub")
+    lock.share()
+    lock.exclusive()  # neither blocks nor raises
+    assert lock.mode == "none"
