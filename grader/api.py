@@ -210,7 +210,8 @@ def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping
     if todo:
         fresh = _compile_in_child(todo, arch, limits, tmp)
         for label, entry in fresh.items():
-            compile_cache.store(root, keys[label], entry)
+            if label in keys:  # not the _timed_out/_describe notes of a compile that did not finish
+                compile_cache.store(root, keys[label], entry)
         done.update(fresh)
     if "submission" not in done:
         why = (f"the compiler stopped after the {limits.compile_seconds:.0f} s limit" if done.get("_timed_out")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from pathlib import Path
 
 VARIABLE = "KERNEL_GRADER_LOCKS"  # the folder for lock files (not TMPDIR: each grading has its own)
@@ -43,25 +44,36 @@ class GpuLock:
             self._gate = self._use = -1  # no lock folder: grade unlocked rather than not at all
         self.mode = "none"
 
-    def share(self) -> None:
-        """Become a user: wait while a timing holds or waits for the GPU (once per process)."""
+    def share(self, wait: float = 60.0) -> None:
+        """Become a user: wait while a timing holds or waits for the GPU (once per process). A timing
+        holds the gate for at most its own bounded wait plus the timing, so `wait` is a backstop."""
         if self._use < 0 or self.mode != "none":
             return
-        fcntl.flock(self._gate, fcntl.LOCK_EX)
+        deadline = time.monotonic() + wait
+        passed = _flock_until(self._gate, fcntl.LOCK_EX, deadline)
         try:
             fcntl.flock(self._use, fcntl.LOCK_SH)
         finally:
-            fcntl.flock(self._gate, fcntl.LOCK_UN)
+            if passed:
+                fcntl.flock(self._gate, fcntl.LOCK_UN)
         self.mode = "shared"
 
-    def exclusive(self) -> None:
-        """Take the GPU alone for a timing: no new user starts, current users finish first."""
+    def exclusive(self, wait: float = 30.0) -> bool:
+        """Take the GPU alone for a timing: no new user starts, current users finish first. Gives up
+        after `wait` seconds (another grading's kernel may hang until its own time limit), letting
+        users in again; False then, and the timing runs beside them."""
         if self._use < 0 or self.mode == "exclusive":
-            return
+            return self._use < 0 or self.mode == "exclusive"
         fcntl.flock(self._use, fcntl.LOCK_UN)  # give up our own share first, or two timings deadlock
-        fcntl.flock(self._gate, fcntl.LOCK_EX)
-        fcntl.flock(self._use, fcntl.LOCK_EX)
+        self.mode = "none"
+        deadline = time.monotonic() + wait
+        if not _flock_until(self._gate, fcntl.LOCK_EX, deadline):
+            return False
+        if not _flock_until(self._use, fcntl.LOCK_EX, deadline):
+            fcntl.flock(self._gate, fcntl.LOCK_UN)
+            return False
         self.mode = "exclusive"
+        return True
 
     def release(self) -> None:
         """Let go of the GPU entirely (the process ending does the same)."""
@@ -70,3 +82,15 @@ class GpuLock:
         fcntl.flock(self._use, fcntl.LOCK_UN)
         fcntl.flock(self._gate, fcntl.LOCK_UN)
         self.mode = "none"
+
+
+def _flock_until(fd: int, op: int, deadline: float) -> bool:
+    """flock(fd, op) retried without blocking until `deadline`; whether it was taken."""
+    while True:
+        try:
+            fcntl.flock(fd, op | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)

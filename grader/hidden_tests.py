@@ -11,20 +11,15 @@ Course staff write ordinary pytest functions against three fixtures the grader p
 
 `launch(sizes, inputs)` returns a KernelRun (outputs by parameter name, `.error`), `make_inputs`
 gives the harness's random inputs, `backend` names the backend ("gpu" or "emu"). The tests run in a
-child process like every other launch, with the job described by the KERNEL_GRADER_HIDDEN_JOB
-environment variable: on the emulator their own (`python -m pytest -p grader.hidden_tests ...`,
-beside the launches, on another core); on a GPU inside the child that ran the other launches
-(run_in_process), which saves a second CUDA start-up.
+child process beside the other launches: `python -m pytest -p grader.hidden_tests EXERCISE/tests`,
+with the job described by the KERNEL_GRADER_HIDDEN_JOB environment variable.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
-import sys
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
 import numpy as np
 import pytest
@@ -98,14 +93,3 @@ def pytest_runtest_logreport(report) -> None:
     with open(results, "a", encoding="utf-8") as f:
         f.write(json.dumps({"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}) + "\n")
 
-
-def run_in_process(task_id: str, job: str, files: Sequence[str]) -> dict[str, Any]:
-    """Run the hidden test files here (inside the runner child); outcomes stream to the job's results
-    file as they do from a pytest child. pytest's own report is discarded: stdout belongs to what
-    the student's kernel prints."""
-    os.environ[JOB_VARIABLE] = job
-    workdir = str(Path(job).parent)
-    args = ["-q", "-p", "no:cacheprovider", "--rootdir", workdir, *files]
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = pytest.main(args, plugins=[sys.modules[__name__]])
-    return {"id": task_id, "status": "ok", "data": {"exit_code": int(code)}}

@@ -46,10 +46,13 @@ def main(argv: list[str]) -> int:
             else:
                 if task.after:
                     _wait_for(Path(task.after))
+                alone = None
                 if task.kind == "time" and hasattr(device, "take_exclusive"):
-                    device.take_exclusive()  # other gradings sharing this GPU finish first
+                    alone = device.take_exclusive()  # other gradings sharing this GPU finish first
                 waited = time.time() - started
                 result, fatal = _execute(task, exercise, harness, device, modules, job)
+                if alone is False:
+                    result.setdefault("data", {})["shared_gpu"] = True
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
             result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
             finished[task.id] = TaskResult.from_json(json.loads(json.dumps(result, default=_json_default)))
@@ -78,10 +81,6 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         from .timing import time_task
 
         return time_task(task, exercise, harness, device, modules), False
-    if task.kind == "hidden":
-        from .hidden_tests import run_in_process
-
-        return run_in_process(task.id, task.job, task.files), False
     kernel = device.load(modules[task.module], spec.kernel.name)
     launches = []
     for seed in task.seeds:

@@ -15,8 +15,7 @@ class Task:
     """One job for the child.
 
     kind: "run" (launch once per seed and compare with the reference), "profile" (one launch,
-    counters only), "time" (CUDA-event timing; module may be "baseline" for the vendor library), or
-    "hidden" (the exercise's hidden pytest files, in the same process as the other launches).
+    counters only), or "time" (CUDA-event timing; module may be "baseline" for the vendor library).
     """
 
     id: str
@@ -31,22 +30,18 @@ class Task:
     # and is skipped when a task in `requires` failed: timing a kernel that is wrong is wasted.
     after: str = ""
     requires: tuple[str, ...] = ()
-    # A "hidden" task runs the exercise's pytest files (`files`) in the child, described by `job`.
-    files: tuple[str, ...] = ()
-    job: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["sizes"] = dict(self.sizes)
         data["seeds"] = list(self.seeds)
         data["requires"] = list(self.requires)
-        data["files"] = list(self.files)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Task":
         return cls(**{**data, "seeds": tuple(data.get("seeds", (0,))), "sizes": dict(data.get("sizes", {})),
-                      "requires": tuple(data.get("requires", ())), "files": tuple(data.get("files", ()))})
+                      "requires": tuple(data.get("requires", ()))})
 
 
 @dataclass(frozen=True)

@@ -59,3 +59,13 @@ def test_one_lock_per_gpu_per_process_and_no_folder_means_no_lock(tmp_path, monk
     lock.share()
     lock.exclusive()  # neither blocks nor raises
     assert lock.mode == "none"
+
+
+def test_a_timing_gives_up_waiting_for_a_user_that_never_leaves(tmp_path):
+    hung, timing, late = GpuLock("g", tmp_path), GpuLock("g", tmp_path), GpuLock("g", tmp_path)
+    hung.share()
+    start = time.monotonic()
+    assert timing.exclusive(wait=0.3) is False  # bounded: it times beside the hung kernel instead
+    assert 0.25 < time.monotonic() - start < 2
+    joined = _in_thread(late.share)
+    assert joined.wait(2)  # the gate is open again

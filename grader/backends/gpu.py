@@ -9,9 +9,16 @@ import numpy as np
 from .. import gpu_lock
 from .base import CANARY_BITS, GUARD_ELEMENTS, Buffer, LaunchOutcome
 
-# CUDA errors after which the context cannot be used again: the child must report and exit.
-_FATAL = ("ILLEGAL_ADDRESS", "LAUNCH_FAILED", "ILLEGAL_INSTRUCTION", "MISALIGNED_ADDRESS", "ASSERT",
-          "HARDWARE_STACK_ERROR", "INVALID_PC", "INVALID_ADDRESS_SPACE", "LAUNCH_TIMEOUT", "TRAP", "ECC")
+# CUDA errors after which the context cannot be used again: the child must report and exit. The
+# driver says CUDA_ERROR_LAUNCH_FAILED, the runtime cudaErrorLaunchFailure: both are matched on a
+# form without case or underscores (see _key).
+_FATAL = ("illegaladdress", "launchfail", "illegalinstruction", "misalignedaddress", "assert",
+          "hardwarestackerror", "invalidpc", "invalidaddressspace", "launchtimeout", "trap", "ecc")
+
+
+def _key(text: str) -> str:
+    """An error text folded for matching: CUDA_ERROR_ILLEGAL_ADDRESS and cudaErrorIllegalAddress alike."""
+    return text.replace("_", "").lower()
 
 
 class GpuDevice:
@@ -35,9 +42,10 @@ class GpuDevice:
         self.lock = gpu_lock.for_gpu(str(gpu_id))
         self.lock.share()
 
-    def take_exclusive(self) -> None:
-        """Before timing: wait until no other grading uses this GPU, and keep new ones off it."""
-        self.lock.exclusive()
+    def take_exclusive(self) -> bool:
+        """Before timing: wait until no other grading uses this GPU, and keep new ones off it; False
+        when another grading held on past the bounded wait (the timing then shares the GPU)."""
+        return self.lock.exclusive()
 
     def load(self, artifact: str, kernel: str) -> Any:
         module = self._modules.get(artifact)
@@ -75,7 +83,7 @@ class GpuDevice:
             cp.cuda.Device().synchronize()
         except Exception as exc:  # CuPy raises driver/runtime errors as exceptions: they are outcomes here
             text = f"{type(exc).__name__}: {exc}"
-            return LaunchOutcome(error=_explain(text), fatal=any(tag in text for tag in _FATAL))
+            return LaunchOutcome(error=_explain(text), fatal=any(tag in _key(text) for tag in _FATAL))
         return LaunchOutcome()
 
     def free(self, bufs: Sequence[Buffer]) -> None:
@@ -85,15 +93,18 @@ class GpuDevice:
 
 
 def _explain(text: str) -> str:
-    if "ILLEGAL_ADDRESS" in text:
+    key = _key(text)
+    if "illegaladdress" in key:
         return "the kernel accessed memory it does not own (an illegal address): check every index against its bound"
-    if "LAUNCH_FAILED" in text or "TRAP" in text or "ASSERT" in text:
+    if "hardwarestackerror" in key:
+        return "the kernel overflowed its stack (deep or endless recursion, or a huge local array?)"
+    if "launchfail" in key or "trap" in key or "assert" in key or "illegalinstruction" in key:
         return "the kernel stopped with a trap or failed assert"
-    if "MISALIGNED" in text:
+    if "misaligned" in key:
         return "the kernel made a misaligned access (e.g. a float4 at an address not a multiple of 16)"
-    if "OUT_OF_RESOURCES" in text:
+    if "outofresources" in key:
         return ("the launch was refused: the kernel needs more registers per thread than this block size allows "
                 "(add __launch_bounds__(threads per block) before the kernel's name, or use fewer local variables)")
-    if "INVALID_VALUE" in text:
+    if "invalidvalue" in key:
         return f"the launch was refused: {text} (too much shared memory for this block size?)"
     return text

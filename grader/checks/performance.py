@@ -43,7 +43,7 @@ class PerformanceCheck:
         if not ctx.has_reference:
             ctx.not_run.append(NotRun(NAME, self.category, "no reference solution is available to compare with"))
             return []
-        ms = {}
+        ms, shared = {}, False
         for task_id, task in ctx.planned.items():
             if task.kind != "time":
                 continue
@@ -52,11 +52,15 @@ class PerformanceCheck:
                 return [verdict(NAME, conf, False, f"Timing the {task.module} at {sizes_text(conf.size)} failed: "
                                                    f"{r.message if r else 'no result'}")]
             ms[task.module] = r.data["median_ms"]
+            shared = shared or bool(r.data.get("shared_gpu"))
         speed = ms["reference"] / ms["submission"] if ms["submission"] > 0 else 0.0
         score = conf.points * min(1.0, speed / conf.full_marks)
         text = (f"median {ms['submission']:.3f} ms against {ms['reference']:.3f} ms for the reference solution at "
                 f"{sizes_text(conf.size)}: {speed:.0%} of its speed (full marks from {conf.full_marks:.0%}).")
         if "baseline" in ms:
             text += f" cuBLAS: {ms['baseline']:.3f} ms, so you reach {ms['baseline'] / ms['submission']:.0%} of cuBLAS."
-        extra = {"median_ms": ms, "fraction_of_reference": round(speed, 4)}
+        if shared:
+            text += (" Another grading kept running on this GPU while it was timed (a batch sharing the GPU, with a "
+                     "kernel that would not finish), so these times may be slower than the kernel really is.")
+        extra = {"median_ms": ms, "fraction_of_reference": round(speed, 4), "shared_gpu": shared}
         return [verdict(NAME, conf, speed >= conf.full_marks, text, score=score, extra=extra)]
