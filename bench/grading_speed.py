@@ -42,6 +42,14 @@ def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
     return seconds, {"score": doc["score"], "failed": failed, "timeline": timeline}
 
 
+def _hand_verdict(hand: dict) -> str:
+    """The hand-made pipeline's findings in a table cell: which of its checks failed."""
+    verdict = hand.get("verdict") or {}
+    failed = [k for k, v in verdict.items() if v is False]
+    sectors = verdict.get("traffic_sectors")
+    return (", ".join(failed) or "nothing failed") + (f"; {sectors:,.0f} load sectors" if isinstance(sectors, (int, float)) else "")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
@@ -64,7 +72,8 @@ def main() -> int:
                 hand = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"seconds": float("nan")}
             rows.append((path, seconds, verdict, hand))
             print(f"{path.name:<32} {seconds:6.1f} s  score {verdict['score']:g} failed {verdict['failed']}"
-                  + (f"  hand-made {hand['seconds']:.1f} s {hand.get('stages')}" if hand else ""), flush=True)
+                  + (f"  hand-made {hand['seconds']:.1f} s {hand.get('stages')} verdict {hand.get('verdict')}" if hand else ""),
+                  flush=True)
             print(f"    stages (start+seconds): {verdict['timeline']}", flush=True)
         size = args.class_size if args.class_size is not None else (30 if args.backend == "emu" else 100)
         klass = tmp / "class"
@@ -85,11 +94,11 @@ def main() -> int:
              f"Command: `python bench/grading_speed.py --backend {args.backend}" + (" --handmade" if args.handmade else "") + "`; "
              f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end "
              f"{os.getloadavg()[0]:.2f}.", "",
-             "| submission | seconds | score | categories failed |" + (" hand-made seconds |" if args.handmade else ""),
-             "| --- | ---: | ---: | --- |" + (" ---: |" if args.handmade else "")]
+             "| submission | seconds | score | categories failed |" + (" hand-made seconds | hand-made verdict |" if args.handmade else ""),
+             "| --- | ---: | ---: | --- |" + (" ---: | --- |" if args.handmade else "")]
     for path, seconds, verdict, hand in rows:
         lines.append(f"| {path.name} | {seconds:.1f} | {round(verdict['score'], 2):g} | {', '.join(verdict['failed']) or '-'} |"
-                     + (f" {hand['seconds']:.1f} |" if hand else ""))
+                     + (f" {hand['seconds']:.1f} | {_hand_verdict(hand)} |" if hand else ""))
     lines += ["", f"Per submission: median {statistics.median(times):.1f} s, worst {max(times):.1f} s.",
               f"`grade batch` of {size} submissions: {batch_seconds:.0f} s ({size / batch_seconds * 60:.1f} submissions per minute)."]
     if args.handmade:

@@ -22,9 +22,8 @@ from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
 from .spec import Spec
-from .tasks import Task, TaskResult
+from .tasks import EXIT_FATAL, Task, TaskResult
 
-EXIT_FATAL = 3  # the device is unusable after a launch error: the parent restarts us for what is left
 MAX_FIRST_BAD = 1
 
 

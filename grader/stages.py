@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Sequence
 from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
 from .spec import Limits
 from .stage_clock import StageClock
-from .tasks import Task, TaskResult
+from .tasks import EXIT_FATAL, Task, TaskResult
 
 MAX_RESTARTS = 6
 STDERR_TAIL = 1500
@@ -122,6 +122,10 @@ class Runner:
                 for t in remaining:
                     results[t.id] = TaskResult(t.id, "crashed", "the runner finished without reporting this task")
                 break
+            if child.returncode == EXIT_FATAL and done:
+                # The child reported the launch that broke its CUDA context and stopped on purpose:
+                # start a fresh one for the rest. (What it printed while exiting is not the next task's.)
+                continue
             if not done:
                 restarts += 1
             results[current.id] = TaskResult(current.id, "crashed", f"the process running your kernel {child.describe()}: {_tail(child.stderr)}")

@@ -9,6 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping
 
+# A runner child exits with this after reporting a launch that left the device unusable (a trap, an
+# illegal address): the parent starts a fresh child for the tasks it did not reach.
+EXIT_FATAL = 3
+
 
 @dataclass(frozen=True)
 class Task:

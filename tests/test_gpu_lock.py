@@ -69,3 +69,15 @@ def test_a_timing_gives_up_waiting_for_a_user_that_never_leaves(tmp_path):
     assert 0.25 < time.monotonic() - start < 2
     joined = _in_thread(late.share)
     assert joined.wait(2)  # the gate is open again
+
+
+def test_machine_exclusive_takes_turns(tmp_path, monkeypatch):
+    from grader.gpu_lock import machine_exclusive
+
+    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path))
+    with machine_exclusive("ncu", wait=1) as first:
+        assert first
+        with machine_exclusive("ncu", wait=0.2) as second:
+            assert not second  # the first holder still has it: the second gave up after its wait
+    with machine_exclusive("ncu", wait=0.2) as again:
+        assert again

@@ -275,3 +275,31 @@ def test_cuda_errors_are_recognised_in_driver_and_runtime_spelling():
     illegal = "CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered"
     assert "illegal address" in gpu._explain(illegal) and any(tag in gpu._key(illegal) for tag in gpu._FATAL)
     assert not any(tag in gpu._key("cudaErrorInvalidValue: invalid argument") for tag in gpu._FATAL)
+
+
+def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_the_next_task(tmp_path, monkeypatch):
+    """The runner exits with EXIT_FATAL right after reporting a launch that broke its CUDA context;
+    the next task must run in a fresh child, not be reported as crashed."""
+    import sys
+
+    from grader import stages
+    from grader.tasks import EXIT_FATAL
+
+    script = tmp_path / "fake_runner.py"
+    script.write_text(
+        "import json, sys\n"
+        "job = json.load(open(sys.argv[1]))\n"
+        "first = job['tasks'][0]\n"
+        "with open(job['results'], 'a') as out:\n"
+        "    status = 'error' if first['id'] == 'correctness:0' else 'ok'\n"
+        "    out.write(json.dumps({'id': first['id'], 'status': status, 'launches': [{'error': 'trap'}]}) + '\\n')\n"
+        "print('Traceback (most recent call last): moduleUnload', file=sys.stderr)\n"
+        f"sys.exit({EXIT_FATAL} if first['id'] == 'correctness:0' else 0)\n")
+    monkeypatch.setattr(stages, "python_argv", lambda module, *args: [sys.executable, str(script), *args])
+    exercise = load(ROOT / "exercises" / "level2")
+    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={}, limits=exercise.spec.limits)
+    tasks = [Task(id="correctness:0", kind="run", backend="gpu"), Task(id="correctness:1", kind="run", backend="gpu")]
+    stage = runner.run(tasks, backend="gpu")
+    assert stage.results["correctness:0"].status == "error"
+    assert stage.results["correctness:1"].status == "ok", stage.results["correctness:1"].message
+    assert len(stage.children) == 2

@@ -42,7 +42,9 @@ SEED = 1
 MARGIN_SECONDS = 15.0  # child start-up, the kill grace period and a loaded CI machine
 # Lower than level2's own limits so the bombs and endless loops of the corpus end in seconds;
 # the reference still needs under 1,000 steps per launch and 1 s to compile.
-LIMITS = {"compile_seconds": 5, "run_seconds": 60, "step_limit": 20_000}
+# compile_seconds: 10, not 5: on the H200 host, with four gradings and the compile bombs running at
+# once, an ordinary compile once took longer than 5 s.
+LIMITS = {"compile_seconds": 10, "run_seconds": 60, "step_limit": 20_000}
 # Submission names that are hostile to a shell, a CLI parser or a report: graded through the CLI.
 HOSTILE_NAMES = ["my kernel.cu", "it's \"quoted\".cu", "..hidden.cu", "-x.cu", "--json.cu", "ядро μ.cu", "new\nline.cu"]
 DUMP_VARIABLE = "KERNEL_GRADER_HOSTILE_DUMP"

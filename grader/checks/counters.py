@@ -7,6 +7,7 @@ from typing import Mapping, Sequence
 
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec
+from ..gpu_lock import machine_exclusive
 from ..tasks import Task
 from ..tools import ncu_wrapper, parse_ncu_csv
 from .base import Context, gate, sizes_text, verdict
@@ -135,8 +136,9 @@ def _ncu_counts(ctx: Context):
     # in the process while student code can still run there.
     tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                           log_name="ncu")
+    with machine_exclusive("ncu", wait=ctx.spec.limits.run_seconds / 2):
+        stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+                               log_name="ncu")
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)

@@ -49,17 +49,23 @@ class RaceCheck:
             return [verdict(NAME, conf, False, f"Not graded: {stopped} (races can only be judged on a launch that completes)",
                             extra={**extra, "gated": True})]
         how = []
-        if ctx.backend == "gpu":
+        if ctx.backend == "gpu" and extra.get("distinct_results") == 1:
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
         if ctx.emu_available and not gpu_stands_in(ctx, small):
             how.append(f"the emulator found no shared-memory hazard and no divergent barrier at {sizes_text(small)}")
         elif ctx.backend == "gpu" and ctx.tools.sanitizer and conf.sanitizer != "never":
             how.append(f"compute-sanitizer racecheck and synccheck found nothing at {sizes_text(small)}")
+        how = how or ["no launch disagreed and no hazard was seen"]
         return [verdict(NAME, conf, True, "No race found: " + "; ".join(how) + ".", extra=extra)]
 
 
 def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
     result = ctx.results.get("race:repeat")
+    if result is not None and result.status == "crashed":
+        # The kernel broke the process (a fault): a memory-safety or correctness verdict, graded
+        # there; it says nothing of races. The hazard checks below still judge those.
+        extra["launch_error"] = result.message[:300]
+        return []
     lost = failed_task_text(result, conf.size)
     if lost:
         return [lost]

@@ -1,13 +1,15 @@
 #define TILE 32
 
+__device__ volatile int spin_flag = 1;
+
 extern "C" __global__ void __launch_bounds__(TILE * TILE) matmul_tiled(const float* __restrict__ A,
                                         const float* __restrict__ B,
                                         float* __restrict__ C,
                                         int N)
 {
-    // every thread spins forever (volatile: the compiler may not remove the loop)
-    volatile int spin = 1;
-    while (spin) { }
+    // every thread spins forever. A volatile local was not enough: on an H200 the loop was compiled
+    // away and the kernel ran correctly. A read of volatile global memory each turn must stay.
+    while (spin_flag) { }
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];
     const int tx = threadIdx.x;

@@ -1,13 +1,15 @@
 #define TILE 32
 
+__device__ volatile int spin_flag = 1;
+
 extern "C" __global__ void __launch_bounds__(TILE * TILE) matmul_tiled(const float* __restrict__ A,
                                         const float* __restrict__ B,
                                         float* __restrict__ C,
                                         int N)
 {
     // spins forever only when N is not a multiple of 32
-    volatile int spin = N % 32;
-    while (spin) { }
+    // (a read of volatile global memory each turn, so the compiler cannot remove the loop)
+    while (spin_flag && N % 32) { }
     __shared__ float As[TILE][TILE];
     __shared__ float Bs[TILE][TILE];
     const int tx = threadIdx.x;
