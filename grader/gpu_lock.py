@@ -35,7 +35,7 @@ class GpuLock:
     """This process's hold on one GPU's lock (identified by e.g. its PCI bus id)."""
 
     def __init__(self, gpu_id: str, folder: Path | None = None):
-        folder = folder or Path(os.environ.get(VARIABLE) or f"/tmp/kernel-grader-locks-{os.getuid()}")
+        folder = folder or _folder()
         safe = "".join(ch if ch.isalnum() else "_" for ch in gpu_id) or "gpu"
         self._gate = self._use = -1
         try:
@@ -65,7 +65,7 @@ class GpuLock:
         after `wait` seconds (another grading's kernel may hang until its own time limit), letting
         users in again; False then, and the timing runs beside them."""
         if self._use < 0 or self.mode == "exclusive":
-            return self._use < 0 or self.mode == "exclusive"
+            return True  # no lock folder (grade unlocked), or already alone
         fcntl.flock(self._use, fcntl.LOCK_UN)  # give up our own share first, or two timings deadlock
         self.mode = "none"
         deadline = time.monotonic() + wait
@@ -84,6 +84,11 @@ class GpuLock:
         fcntl.flock(self._use, fcntl.LOCK_UN)
         fcntl.flock(self._gate, fcntl.LOCK_UN)
         self.mode = "none"
+
+
+def _folder() -> Path:
+    """$KERNEL_GRADER_LOCKS, else a per-user folder in /tmp (shared by every grading of this user)."""
+    return Path(os.environ.get(VARIABLE) or f"/tmp/kernel-grader-locks-{os.getuid()}")
 
 
 def _flock_until(fd: int, op: int, deadline: float) -> bool:
@@ -105,7 +110,7 @@ def machine_exclusive(name: str, wait: float) -> Iterator[bool]:
     Nsight Compute profiles one process at a time: on an H200, two gradings profiling at once made
     one ncu exit with status 9 or report no metrics at all. So ncu runs take turns.
     """
-    folder = Path(os.environ.get(VARIABLE) or f"/tmp/kernel-grader-locks-{os.getuid()}")
+    folder = _folder()
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(folder / f"{name}.machine", os.O_RDWR | os.O_CREAT, 0o600)

@@ -22,7 +22,7 @@ from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
 from .spec import Spec
-from .tasks import EXIT_FATAL, Task, TaskResult
+from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_FIRST_BAD = 1
 
@@ -39,9 +39,10 @@ def main(argv: list[str]) -> int:
         for raw in job["tasks"]:
             task = Task.from_json(raw)
             started, waited = time.time(), 0.0
-            failed = [r for r in task.requires if r in finished and not finished[r].succeeded]
+            failed = unmet_requirements(task, finished)
             if failed:
-                result, fatal = _skip_unneeded(task, failed), False
+                skipped = skipped_for(task, failed)
+                result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
             else:
                 if task.after:
                     _wait_for(Path(task.after))
@@ -54,17 +55,13 @@ def main(argv: list[str]) -> int:
                     result.setdefault("data", {})["shared_gpu"] = True
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
             result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
-            finished[task.id] = TaskResult.from_json(json.loads(json.dumps(result, default=_json_default)))
-            out.write(json.dumps(result, allow_nan=False, default=_json_default) + "\n")
+            line = json.dumps(result, allow_nan=False, default=_json_default)
+            finished[task.id] = TaskResult.from_json(json.loads(line))
+            out.write(line + "\n")
             out.flush()
             if fatal:
                 return EXIT_FATAL
     return 0
-
-
-def _skip_unneeded(task: Task, failed: list[str]) -> dict[str, Any]:
-    """The result of a task whose prerequisites failed (timing a kernel that gave wrong answers)."""
-    return {"id": task.id, "status": "skipped", "message": f"not run: {', '.join(failed)} failed first"}
 
 
 def _wait_for(path: Path) -> None:

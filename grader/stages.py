@@ -16,7 +16,7 @@ from typing import Iterator, Mapping, Sequence
 from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
 from .spec import Limits
 from .stage_clock import StageClock
-from .tasks import EXIT_FATAL, Task, TaskResult
+from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_RESTARTS = 6
 STDERR_TAIL = 1500
@@ -79,9 +79,9 @@ class Runner:
         restarts = 0
         while remaining:
             for t in remaining:  # the child skips these too; after a restart only the parent knows why
-                failed = [r for r in t.requires if r in results and not results[r].succeeded]
+                failed = unmet_requirements(t, results)
                 if failed:
-                    results[t.id] = TaskResult(t.id, "skipped", f"not run: {', '.join(failed)} failed first")
+                    results[t.id] = skipped_for(t, failed)
             remaining = [t for t in remaining if t.id not in results]
             if not remaining:
                 break

@@ -69,3 +69,13 @@ class TaskResult:
     def from_json(cls, data: Mapping[str, Any]) -> "TaskResult":
         return cls(id=data["id"], status=data["status"], message=data.get("message", ""),
                    launches=tuple(data.get("launches", ())), data=data.get("data", {}), clock=data.get("clock", {}))
+
+
+def unmet_requirements(task: Task, done: Mapping[str, TaskResult]) -> list[str]:
+    """The tasks in `task.requires` that have run and did not succeed (the task is then skipped)."""
+    return [r for r in task.requires if r in done and not done[r].succeeded]
+
+
+def skipped_for(task: Task, failed: list[str]) -> TaskResult:
+    """The result of a task skipped because tasks it requires failed."""
+    return TaskResult(task.id, "skipped", f"not run: {', '.join(failed)} failed first")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .base import Check, Context
 from .correctness import CorrectnessCheck
-from .counters import BANKS, TRAFFIC, CountersCheck
+from .counters import MEASURES, CountersCheck
 from .memory_safety import MemorySafetyCheck
 from .performance import PerformanceCheck
 from .race import RaceCheck
@@ -12,14 +12,13 @@ REGISTRY: dict[str, Check] = {
     "correctness": CorrectnessCheck(),
     "race": RaceCheck(),
     "memory-safety": MemorySafetyCheck(),
-    "traffic": CountersCheck("traffic", TRAFFIC),
-    "bank-conflicts": CountersCheck("bank-conflicts", BANKS),
+    **{category: CountersCheck(category, measure) for category, measure in MEASURES.items()},
     "performance": PerformanceCheck(),
 }
 
 NAMES = {
     "compile": "Compiles", "correctness": "Correctness", "race": "Races and barriers", "memory-safety": "Memory safety",
-    "traffic": TRAFFIC.name, "bank-conflicts": BANKS.name, "performance": "Performance",
+    **{category: measure.name for category, measure in MEASURES.items()}, "performance": "Performance",
 }
 
 __all__ = ["Check", "Context", "NAMES", "REGISTRY"]

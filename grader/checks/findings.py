@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..results import NotRun
+from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from ..tools import parse_sanitizer, sanitizer_wrapper
-from .base import Context, emu_launches, sizes_text
+from .base import Context, emu_launches, sizes_text, verdict
 
 MAX_MESSAGES = 6
 
@@ -97,20 +97,23 @@ def gpu_stands_in(ctx: Context, sizes: Mapping[str, int]) -> bool:
     return ctx.backend == "gpu" and emu_unsupported(ctx, sizes)
 
 
-def start_sanitizers(ctx: Context, conf: CheckSpec, tools: Sequence[str], sizes: Mapping[str, int], *, planning: bool) -> None:
-    """Start the compute-sanitizer tools this check's policy asks for, in the background.
+def sanitizers_wanted(ctx: Context, conf: CheckSpec, sizes: Mapping[str, int]) -> bool:
+    """Whether this check's policy wants the compute-sanitizer tools.
 
     The emulator's checks at the same size see everything these tools see, exactly and with source
-    lines, so by default ("fallback") a sanitizer runs only where the emulator gives no evidence:
-    no emulator here, or a kernel it cannot run. That decision waits for the emulated launch
-    (planning=False); "always" starts them while planning, beside the launches; "never" skips them.
+    lines, so by default ("fallback") they run only where the emulator gives no evidence: no
+    emulator here, or a kernel it cannot run. Before the emulated launch has run, that second case
+    cannot be known yet, so "fallback" wants them then only without an emulator; "always" always.
     """
-    if ctx.backend != "gpu" or not ctx.tools.sanitizer or conf.sanitizer == "never":
-        return
-    up_front = conf.sanitizer == "always" or not ctx.emu_available
-    if planning != up_front:
-        return
-    if not planning and not emu_unsupported(ctx, sizes):
+    if ctx.backend != "gpu" or conf.sanitizer == "never":
+        return False
+    return conf.sanitizer == "always" or not ctx.emu_available or emu_unsupported(ctx, sizes)
+
+
+def start_sanitizers(ctx: Context, conf: CheckSpec, tools: Sequence[str], sizes: Mapping[str, int]) -> None:
+    """Start, in the background, the sanitizer tools the policy wants and that are not started yet:
+    called while planning (beside the launches) and again when judging (after the emulated launch)."""
+    if not ctx.tools.sanitizer or not sanitizers_wanted(ctx, conf, sizes):
         return
     for tool in tools:
         if tool not in ctx.background:
@@ -121,11 +124,24 @@ def sanitizer_messages(ctx: Context, conf: CheckSpec, tools: Sequence[str], size
                        category: str) -> list[str]:
     """What the sanitizers this check's policy wanted reported (starting any still needed); an entry
     in not_run when they were wanted but compute-sanitizer is missing."""
-    start_sanitizers(ctx, conf, tools, sizes, planning=False)
-    wanted = conf.sanitizer == "always" or not ctx.emu_available or emu_unsupported(ctx, sizes)
-    if ctx.backend == "gpu" and wanted and conf.sanitizer != "never" and not ctx.tools.sanitizer:
+    start_sanitizers(ctx, conf, tools, sizes)
+    if sanitizers_wanted(ctx, conf, sizes) and not ctx.tools.sanitizer:
         ctx.not_run.append(NotRun(f"compute-sanitizer {'/'.join(tools)}", category, "compute-sanitizer was not found on this machine"))
     return [found for tool in tools if tool in ctx.background and (found := ctx.finish(tool))]
+
+
+def unfinished_verdict(ctx: Context, name: str, conf: CheckSpec, sizes: Mapping[str, int], judged: str,
+                       extra: Mapping[str, Any] | None = None) -> TestResult | None:
+    """A gated failure when the dedicated emulated launch at `sizes` stopped early (hung, trapped):
+    "nothing found" would then be a guess. None when it finished, or when the GPU's evidence stands
+    in for a launch the emulator could not run."""
+    if not ctx.emu_available or gpu_stands_in(ctx, sizes):
+        return None
+    stopped = unfinished_emu(ctx, sizes)
+    if not stopped:
+        return None
+    return verdict(name, conf, False, f"Not graded: {stopped} ({judged} can only be judged on a launch that completes)",
+                   extra={**(extra or {}), "gated": True})
 
 
 def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | None:

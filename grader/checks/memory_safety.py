@@ -8,7 +8,7 @@ from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
-from .findings import bullet, emu_findings_task, gpu_stands_in, memory_messages, sanitizer_messages, start_sanitizers, unfinished_emu
+from .findings import bullet, emu_findings_task, memory_messages, sanitizer_messages, start_sanitizers, unfinished_verdict
 
 NAME = "Memory safety"
 SANITIZERS = ("memcheck",)
@@ -24,7 +24,7 @@ class MemorySafetyCheck:
                               seeds=(ctx.seed_for("memory:canary"),), compare=False))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
-        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size, planning=True)
+        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -39,10 +39,9 @@ class MemorySafetyCheck:
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
             return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems))]
-        stopped = unfinished_emu(ctx, small) if ctx.emu_available and not gpu_stands_in(ctx, small) else None
+        stopped = unfinished_verdict(ctx, NAME, conf, small, "memory safety")
         if stopped:
-            return [verdict(NAME, conf, False, f"Not graded: {stopped} (memory safety can only be judged on a launch that completes)",
-                            extra={"gated": True})]
+            return [stopped]
         return [verdict(NAME, conf, True, "No out-of-bounds access, no write outside the outputs, no read of unwritten shared memory.")]
 
 

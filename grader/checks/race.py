@@ -9,7 +9,7 @@ from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
 from .findings import (bullet, emu_findings_task, emu_problems, gpu_stands_in, memory_messages, race_messages,
-                       sanitizer_messages, start_sanitizers, unfinished_emu)
+                       sanitizer_messages, start_sanitizers, unfinished_verdict)
 
 NAME = "Races and barriers"
 SANITIZERS = ("racecheck", "synccheck")
@@ -26,7 +26,7 @@ class RaceCheck:
             tasks.append(Task(id=label, kind="run", backend="gpu", sizes=conf.size, seeds=(seed,) * conf.launches))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
-        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size, planning=True)
+        start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size)
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -44,10 +44,9 @@ class RaceCheck:
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
             return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems), extra=extra)]
-        stopped = unfinished_emu(ctx, small) if ctx.emu_available and not gpu_stands_in(ctx, small) else None
+        stopped = unfinished_verdict(ctx, NAME, conf, small, "races", extra)
         if stopped:
-            return [verdict(NAME, conf, False, f"Not graded: {stopped} (races can only be judged on a launch that completes)",
-                            extra={**extra, "gated": True})]
+            return [stopped]
         how = []
         if ctx.backend == "gpu" and extra.get("distinct_results") == 1:
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
