@@ -20,8 +20,10 @@ from . import compile_cache
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
+from .checks.counters import NCU_STAGE, ncu_prestart
 from .checks.hidden import NAME as HIDDEN_NAME
-from .checks.hidden import HiddenTestsCheck
+from .checks.hidden import STAGE as HIDDEN_STAGE
+from .checks.hidden import HiddenTestsCheck, hidden_prestart
 from .compile import entry_names, kernel_param_types
 from .device_probe import GpuInfo, probe
 from .errors import UsageError
@@ -84,7 +86,33 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         tests, skipped = not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
-    with clock.measure("compile"):
+    tools = find_tools() if backend == "gpu" else Tools()
+    runner = Runner(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
+    early = prestart(exercise, backend, runner, tools)
+    try:
+        return _compile_and_check(exercise, sub, backend, gpu, seed, runner, tools, early, notes, report)
+    finally:
+        for child in early.values():  # those no stage took: the submission did not compile, or no check needed them
+            child.cancel()
+
+
+def prestart(exercise: Exercise, backend: str, runner: Runner, tools: Tools) -> dict:
+    """Children that can start before the submission has compiled, by stage: the launch child, ncu
+    and the hidden tests' pytest. Their start-up (Python, CuPy, a CUDA context, ncu's own) then
+    overlaps the compile; each waits for its job file."""
+    early = {f"{backend} launches": runner.prestart(backend, wait=exercise.spec.limits.compile_seconds * 2 + 10)}
+    if backend == "gpu" and exercise.solution_path.exists():
+        early[NCU_STAGE] = ncu_prestart(exercise.spec, runner, tools)
+    if exercise.spec.hidden_tests:
+        early[HIDDEN_STAGE] = hidden_prestart(exercise, backend, runner)
+    return {stage: child for stage, child in early.items() if child is not None}
+
+
+def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | None, seed: int, runner: Runner, tools: Tools,
+                       early: dict, notes: list[str], report) -> Report:
+    spec = exercise.spec
+    tmp = runner.workdir
+    with runner.clock.measure("compile"):
         compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
     mine = compiled.get("submission", {})
     problem = compile_problem(spec, sub.name, mine)
@@ -96,14 +124,12 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
     has_reference = bool(ref.get("ok"))
     if exercise.solution_path.exists() and not has_reference:
         notes.append("The reference solution did not compile here; checks that compare with it were not run.")
-    modules = {
+    runner.modules = {
         "gpu": {k: v["cubin"] for k, v in compiled.items() if v.get("ok")},
         "emu": {k: v["ptx"] for k, v in compiled.items() if v.get("ok")},
     }
-    runner = Runner(exercise_root=exercise.root, workdir=tmp, modules=modules, limits=spec.limits,
-                    env=child_env(tmp), clock=clock)
-    ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=find_tools() if backend == "gpu" else Tools(),
-                  source_name=sub.name, source=sub.source, has_reference=has_reference, emu_available=_emu_importable())
+    ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=tools, source_name=sub.name,
+                  source=sub.source, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early)
     tests: list[TestResult] = [compile_test] if compile_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
     hidden = HiddenTestsCheck(spec.hidden_tests.category) if spec.hidden_tests else None
@@ -158,7 +184,8 @@ def _run_planned(ctx: Context) -> str:
     batches = {b: [t for t in ctx.planned.values() if t.backend == b] for b in ("gpu", "emu")}
     # The emulator needs only the CPU: its batch runs beside the GPU batch rather than after it.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(ctx.runner.run, tasks, backend=b) for b, tasks in batches.items() if tasks]
+        futures = [pool.submit(ctx.runner.run, tasks, backend=b, prestarted=ctx.take_prestart(f"{b} launches"))
+                   for b, tasks in batches.items() if tasks]
         stages = [f.result() for f in futures]
     printed = []
     for stage in stages:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 VARIABLE = "KERNEL_GRADER_LOCKS"  # the folder for lock files (not TMPDIR: each grading has its own)
 
@@ -35,7 +33,7 @@ class GpuLock:
     """This process's hold on one GPU's lock (identified by e.g. its PCI bus id)."""
 
     def __init__(self, gpu_id: str, folder: Path | None = None):
-        folder = folder or _folder()
+        folder = folder or lock_folder()
         safe = "".join(ch if ch.isalnum() else "_" for ch in gpu_id) or "gpu"
         self._gate = self._use = -1
         try:
@@ -86,7 +84,7 @@ class GpuLock:
         self.mode = "none"
 
 
-def _folder() -> Path:
+def lock_folder() -> Path:
     """$KERNEL_GRADER_LOCKS, else a per-user folder in /tmp (shared by every grading of this user)."""
     return Path(os.environ.get(VARIABLE) or f"/tmp/kernel-grader-locks-{os.getuid()}")
 
@@ -101,23 +99,3 @@ def _flock_until(fd: int, op: int, deadline: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
-
-
-@contextmanager
-def machine_exclusive(name: str, wait: float) -> Iterator[bool]:
-    """Hold a machine-wide lock `name` for the body; yields whether it was had within `wait` seconds.
-
-    Nsight Compute profiles one process at a time: on an H200, two gradings profiling at once made
-    one ncu exit with status 9 or report no metrics at all. So ncu runs take turns.
-    """
-    folder = _folder()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / f"{name}.machine", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield False
-        return
-    try:
-        yield _flock_until(fd, fcntl.LOCK_EX, time.monotonic() + wait)
-    finally:
-        os.close(fd)  # closing releases the lock

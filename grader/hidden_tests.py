@@ -18,13 +18,39 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 import pytest
 
-from .checks.hidden import JOB_VARIABLE
+from .checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
+
+_EARLY: dict[str, Any] = {}  # the device opened before the job existed
+
+
+def pytest_configure(config) -> None:
+    """Started while the submission compiles: open the device now, idle until the job comes."""
+    early = os.environ.get(EARLY_VARIABLE)
+    if early and "device" not in _EARLY:
+        from .backends import open_device
+
+        device = open_device(early.split()[0])
+        if hasattr(device, "step_aside"):
+            device.step_aside()  # hold no share of the GPU while waiting
+        _EARLY["device"] = device
+
+
+def _read_job() -> Mapping[str, Any]:
+    """The job, waiting for it when this child was started before the submission compiled."""
+    path = Path(os.environ[JOB_VARIABLE])
+    early = os.environ.get(EARLY_VARIABLE)
+    if early:
+        deadline = time.monotonic() + float(early.split()[1])
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+    return json.loads(path.read_text())
 
 
 class KernelRun(dict):
@@ -41,7 +67,10 @@ class _Session:
         self.job = job
         self.exercise = load(Path(job["exercise"]))
         self.harness = Harness(self.exercise)
-        self.device = open_device(job["backend"])
+        self.device = _EARLY.pop("device", None)
+        if self.device is not None and hasattr(self.device, "rejoin"):
+            self.device.rejoin()
+        self.device = self.device or open_device(job["backend"])
         self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
@@ -58,7 +87,7 @@ class _Session:
 
 @pytest.fixture(scope="session")
 def _grader_session() -> _Session:
-    return _Session(json.loads(Path(os.environ[JOB_VARIABLE]).read_text()))
+    return _Session(_read_job())
 
 
 @pytest.fixture

@@ -15,10 +15,9 @@ from . import api
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .errors import UsageError
-from .gpu_lock import machine_exclusive
 from .stages import Runner
 from .tasks import Task
-from .tools import find_tools, ncu_wrapper, parse_ncu_csv
+from .tools import find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
 
 METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -106,8 +105,8 @@ def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
     tools = find_tools()
     if not tools.ncu:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")
-    with machine_exclusive("ncu", wait=runner.limits.run_seconds / 2):  # ncu profiles one process at a time
-        stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu")
+    stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu",
+                       extra_env=ncu_env())
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     parsed = parse_ncu_csv(text + "\n" + "\n".join(c.stdout for c in stage.children), METRICS)
     error = ""

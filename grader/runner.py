@@ -28,10 +28,24 @@ MAX_FIRST_BAD = 1
 
 
 def main(argv: list[str]) -> int:
-    job = json.loads(Path(argv[0]).read_text())
-    exercise = load_exercise(Path(job["exercise"]))
+    job_path = Path(argv[0])
+    exercise = device = None
+    if argv[1:2] == ["--prestart"]:
+        # Started while the submission compiles: pay for imports, the exercise and the device now,
+        # then wait for the job (giving up if it never comes: the parent went away).
+        backend, pool, root, wait = argv[2:6]
+        exercise = load_exercise(Path(root))
+        device = open_device(backend, pool=pool == "pool")
+        if hasattr(device, "step_aside"):
+            device.step_aside()  # no share of the GPU while idle (see the wait for task.after below)
+        if not _wait_for(job_path, float(wait)):
+            return 0
+        if hasattr(device, "rejoin"):
+            device.rejoin()
+    job = json.loads(job_path.read_text())
+    exercise = exercise or load_exercise(Path(job["exercise"]))
     harness = Harness(exercise)
-    device = open_device(job["backend"], pool=job.get("pool", True))
+    device = device or open_device(job["backend"], pool=job.get("pool", True))
     modules: Mapping[str, str] = job["modules"]
     finished: dict[str, TaskResult] = {}
     ready = time.time()  # imports done, device open: the rest is the tasks' own time
@@ -45,10 +59,16 @@ def main(argv: list[str]) -> int:
                 result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
             else:
                 if task.after:
+                    # Hold no share of the GPU while waiting: another grading's timing would wait on
+                    # this idle process, while this grading's own ncu run waits on that timing.
+                    if hasattr(device, "step_aside"):
+                        device.step_aside()
                     _wait_for(Path(task.after))
                 alone = None
                 if task.kind == "time" and hasattr(device, "take_exclusive"):
                     alone = device.take_exclusive()  # other gradings sharing this GPU finish first
+                elif task.after and hasattr(device, "rejoin"):
+                    device.rejoin()
                 waited = time.time() - started
                 result, fatal = _execute(task, exercise, harness, device, modules, job)
                 if alone is False:
@@ -64,11 +84,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _wait_for(path: Path) -> None:
-    """Block until the parent creates `path` (it says the GPU is free); the parent's time limit ends
-    the wait if that never happens."""
+def _wait_for(path: Path, seconds: float | None = None) -> bool:
+    """Block until the parent creates `path` (a job, or word that the GPU is free); whether it came
+    within `seconds` (no bound: the parent's time limit ends the wait if it never comes)."""
+    deadline = None if seconds is None else time.monotonic() + seconds
     while not path.exists():
+        if deadline is not None and time.monotonic() > deadline:
+            return False
         time.sleep(0.005)
+    return True
 
 
 def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], job: Mapping[str, Any]):

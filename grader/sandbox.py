@@ -64,24 +64,53 @@ def run_child(argv: Sequence[str], *, timeout: float, limits: ResourceLimits | N
               output_cap: int = DEFAULT_OUTPUT_CAP, env: dict[str, str] | None = None,
               cwd: str | None = None) -> ChildRun:
     """Run argv with a wall-clock limit; keep at most output_cap bytes of each stream, count the rest."""
-    limits = limits or ResourceLimits()
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=env, cwd=cwd, start_new_session=True,  # own process group: a timeout kills its children too
-        preexec_fn=_limit_setter(limits) if os.name == "posix" else None,
-    )
-    readers = [_CappedReader(proc.stdout, output_cap), _CappedReader(proc.stderr, output_cap)]
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc)
-    for reader in readers:
-        reader.join(KILL_GRACE_SECONDS)
-    out, err = readers
-    return ChildRun(proc.returncode, timed_out, time.perf_counter() - start, out.text(), err.text(), out.total, err.total)
+    return start_child(argv, limits=limits, output_cap=output_cap, env=env, cwd=cwd).finish(timeout)
+
+
+def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, output_cap: int = DEFAULT_OUTPUT_CAP,
+                env: dict[str, str] | None = None, cwd: str | None = None) -> "StartedChild":
+    """Start argv now and set its time limit later (StartedChild.finish): a child can pay for its
+    start-up (imports, a CUDA context) while the parent is still preparing its work."""
+    return StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
+
+
+class StartedChild:
+    """A running child whose wall-clock limit starts when the parent calls finish()."""
+
+    def __init__(self, argv: Sequence[str], limits: ResourceLimits, output_cap: int, env: dict[str, str] | None,
+                 cwd: str | None):
+        self.proc = subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=cwd, start_new_session=True,  # own process group: a timeout kills its children too
+            preexec_fn=_limit_setter(limits) if os.name == "posix" else None,
+        )
+        self.readers = [_CappedReader(self.proc.stdout, output_cap), _CappedReader(self.proc.stderr, output_cap)]
+
+    def finish(self, timeout: float) -> ChildRun:
+        """Wait for the child at most `timeout` seconds from now (then kill it and its group)."""
+        start = time.perf_counter()
+        timed_out = False
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(self.proc)
+        for reader in self.readers:
+            reader.join(KILL_GRACE_SECONDS)
+        out, err = self.readers
+        return ChildRun(self.proc.returncode, timed_out, time.perf_counter() - start, out.text(), err.text(),
+                        out.total, err.total)
+
+    def cancel(self) -> None:
+        """Not needed after all (the submission did not compile): kill it at once. It has run nothing
+        of the student's, so there is nothing to let it finish."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        for reader in self.readers:
+            reader.join(KILL_GRACE_SECONDS)
 
 
 def python_argv(module: str, *args: str) -> list[str]:

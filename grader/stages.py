@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from .sandbox import ChildRun, ResourceLimits, python_argv, run_child
+from .sandbox import ChildRun, ResourceLimits, StartedChild, python_argv, run_child, start_child
 from .spec import Limits
 from .stage_clock import StageClock
 from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
@@ -31,6 +31,27 @@ class StageRun:
     log_files: tuple[Path, ...] = ()
 
 
+@dataclass(frozen=True)
+class Prestarted:
+    """A runner child started before its tasks exist (while the submission compiles): it imports,
+    opens its device, then waits for its job file. Runner.run(prestarted=...) hands it the job."""
+
+    child: StartedChild
+    stem: Path  # the child waits for stem.json; its tool log (if any) is stem.log
+    spawned: float  # epoch seconds
+
+    def cancel(self) -> None:
+        """Kill it unused (the submission did not compile, or its stage was not needed)."""
+        self.child.cancel()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a file a waiting child polls for: it appears whole or not at all."""
+    part = path.with_name(path.name + ".part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
 @dataclass
 class Runner:
     """Runs task batches for one grading: where the compiled modules are and what limits apply."""
@@ -44,12 +65,30 @@ class Runner:
     _ids: Iterator[int] = field(default_factory=itertools.count)  # next() is atomic: batches may run in threads
 
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
-            timeout: float | None = None, log_name: str | None = None, label: str | None = None) -> StageRun:
-        """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper); the clock records it
-        as `label` (default: the log name or "<backend> launches")."""
+            timeout: float | None = None, log_name: str | None = None, label: str | None = None,
+            extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None) -> StageRun:
+        """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper, with `extra_env` over
+        the runner's environment); the clock records it as `label` (default: the log name or "<backend> launches").
+        A `prestarted` child (started by prestart() with the same backend, wrapper and environment) takes
+        the first job instead of a fresh one."""
         name = label or log_name or f"{backend} launches"
+        env = {**self.env, **(extra_env or {})}
         with self.clock.measure(name):
-            return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name, name=name)
+            return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name,
+                             name=name, env=env, prestarted=prestarted)
+
+    def prestart(self, backend: str, *, wrapper: Sequence[str] = (), pool: bool = True,
+                 extra_env: Mapping[str, str] | None = None, wait: float = 60.0) -> Prestarted:
+        """Start a runner child now, before its tasks are known; it gives up after `wait` seconds
+        without a job (the parent went away)."""
+        stem = self.workdir / f"job{next(self._ids)}"
+        argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
+        argv += python_argv("grader.runner", str(stem.with_suffix(".json")), "--prestart", backend,
+                            "pool" if pool else "no-pool", str(self.exercise_root), f"{wait:.0f}")
+        spawned = time.time()
+        child = start_child(argv, limits=child_limits(self.limits, wait + self.limits.run_seconds, backend),
+                            env={**self.env, **(extra_env or {})}, output_cap=self.limits.output_bytes, cwd=str(self.workdir))
+        return Prestarted(child, stem, spawned)
 
     def _record(self, name: str, spawned: float, done: Mapping[str, TaskResult]) -> None:
         """Put one child's inside on the timeline: its start-up, then its tasks grouped by kind of id."""
@@ -69,7 +108,8 @@ class Runner:
             self.clock.add_wall(f"{name}: {group}", start + waited, max(c["end"] for c in found))
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
-             timeout: float | None, log_name: str | None, name: str) -> StageRun:
+             timeout: float | None, log_name: str | None, name: str, env: Mapping[str, str],
+             prestarted: Prestarted | None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -85,26 +125,31 @@ class Runner:
             remaining = [t for t in remaining if t.id not in results]
             if not remaining:
                 break
-            stem = self.workdir / f"job{next(self._ids)}"
+            stem = prestarted.stem if prestarted else self.workdir / f"job{next(self._ids)}"
             results_path = stem.with_suffix(".jsonl")
             job = {
                 "exercise": str(self.exercise_root), "backend": backend, "modules": dict(self.modules.get(backend, {})),
                 "results": str(results_path), "tasks": [t.to_json() for t in remaining], "pool": pool,
                 "step_limit": self.limits.step_limit,
             }
-            stem.with_suffix(".json").write_text(json.dumps(job))
-            argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
             if log_name:
                 logs.append(stem.with_suffix(".log"))
-            argv += python_argv("grader.runner", str(stem.with_suffix(".json")))
             left = deadline - time.monotonic()
             if left < 1.0:  # a restart after the deadline would stretch the time limit: skip what is left
+                if prestarted:
+                    prestarted.cancel()
                 for t in remaining:
                     results[t.id] = TaskResult(t.id, "skipped", f"not run: the {budget:.0f} s time limit was used up by earlier launches")
                 break
-            spawned = time.time()
-            child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(self.env),
-                              output_cap=self.limits.output_bytes, cwd=str(self.workdir))
+            write_atomically(stem.with_suffix(".json"), json.dumps(job))
+            if prestarted:  # already running, waiting for this job: the time limit starts now
+                spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left), None
+            else:
+                argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
+                argv += python_argv("grader.runner", str(stem.with_suffix(".json")))
+                spawned = time.time()
+                child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(env),
+                                  output_cap=self.limits.output_bytes, cwd=str(self.workdir))
             children.append(child)
             done = _read_results(results_path)
             self._record(name, spawned, done)
@@ -134,6 +179,8 @@ class Runner:
                 for t in remaining:
                     results[t.id] = TaskResult(t.id, "crashed", "not run: the runner kept crashing")
                 break
+        if prestarted:  # nothing was left for it to run
+            prestarted.cancel()
         return StageRun(results, tuple(children), tuple(logs))
 
 

@@ -3,6 +3,7 @@ process contend like two processes would."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 import time
 
 from grader.gpu_lock import GpuLock, for_gpu
@@ -71,13 +72,13 @@ def test_a_timing_gives_up_waiting_for_a_user_that_never_leaves(tmp_path):
     assert joined.wait(2)  # the gate is open again
 
 
-def test_machine_exclusive_takes_turns(tmp_path, monkeypatch):
-    from grader.gpu_lock import machine_exclusive
+def test_ncu_runs_of_every_grading_share_one_temp_folder(tmp_path, monkeypatch):
+    """ncu finds other ncu runs through a lock in its temp folder; a grading's own TMPDIR would hide them."""
+    from grader.tools import ncu_env
 
-    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path))
-    with machine_exclusive("ncu", wait=1) as first:
-        assert first
-        with machine_exclusive("ncu", wait=0.2) as second:
-            assert not second  # the first holder still has it: the second gave up after its wait
-    with machine_exclusive("ncu", wait=0.2) as again:
-        assert again
+    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path / "locks"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "one-grading"))
+    first = ncu_env()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "another-grading"))
+    assert ncu_env() == first and Path(first["TMPDIR"]).is_dir()
+    assert Path(first["TMPDIR"]).parent == tmp_path / "locks"

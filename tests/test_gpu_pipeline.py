@@ -15,6 +15,7 @@ from grader.checks.counters import NCU_STAGE
 from grader.exercise import load
 from grader.stages import Runner, StageRun
 from grader.tasks import Task, TaskResult
+from grader import tools
 from grader.tools import Tools
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,9 +30,11 @@ class FakeRunner(Runner):
         self.answer = answer
         self.lock = threading.Lock()
 
-    def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None):
+    def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None, extra_env=None,
+            prestarted=None):
         with self.lock:
-            self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name})
+            self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name,
+                               "env": dict(extra_env or {})})
         return self.answer(self, list(tasks), list(wrapper), log_name)
 
 
@@ -163,6 +166,8 @@ def test_one_ncu_run_serves_every_counter_check(tmp_path):
         ctx.finish(NCU_STAGE)
     ncu_calls = [c for c in ctx.runner.calls if c["log_name"] == "ncu"]
     assert len(ncu_calls) == 1
+    # ncu's own lock against other ncu runs lives in TMPDIR: every grading's ncu must share one.
+    assert ncu_calls[0]["env"]["TMPDIR"] != str(tmp_path) and ncu_calls[0]["env"] == tools.ncu_env()
     tasks = ncu_calls[0]["tasks"]
     # Two sizes (traffic and bank-conflicts differ), every submission launch before any reference one.
     assert [t.module for t in tasks] == ["submission", "submission", "reference", "reference"]
@@ -303,3 +308,37 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
     assert stage.results["correctness:0"].status == "error"
     assert stage.results["correctness:1"].status == "ok", stage.results["correctness:1"].message
     assert len(stage.children) == 2
+
+
+def test_a_child_waiting_for_the_gpu_to_be_free_holds_no_share_of_it(tmp_path, monkeypatch):
+    """While the launch child waits for its own grading's ncu and hidden tests, it must not hold a
+    share of the GPU: another grading's timing would wait on it while that ncu run waits on the
+    timing (on an H200, seven validations at once slowed to a minute per grading this way)."""
+    from grader import runner
+
+    calls: list[str] = []
+    go = tmp_path / "go"
+
+    class FakeDevice:
+        name = "fake"
+
+        def step_aside(self):
+            calls.append("step aside" + (" after go" if go.exists() else ""))
+
+        def rejoin(self):
+            calls.append("rejoin")
+
+        def take_exclusive(self):
+            calls.append("exclusive" + (" after go" if go.exists() else ""))
+            return True
+
+    monkeypatch.setattr(runner, "open_device", lambda backend, pool=True: FakeDevice())
+    monkeypatch.setattr(runner, "_execute", lambda task, *rest: ({"id": task.id, "status": "ok"}, False))
+    tasks = [Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(go)),
+             Task(id="run:later", kind="run", backend="gpu", sizes={"N": 17}, seeds=(1,), after=str(go))]
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"exercise": str(ROOT / "exercises" / "level2"), "backend": "gpu", "modules": {},
+                               "results": str(tmp_path / "out.jsonl"), "tasks": [t.to_json() for t in tasks]}))
+    threading.Timer(0.3, go.touch).start()
+    assert runner.main([str(job)]) == 0
+    assert calls == ["step aside", "exclusive after go", "step aside after go", "rejoin"]

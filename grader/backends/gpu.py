@@ -42,6 +42,14 @@ class GpuDevice:
         self.lock = gpu_lock.for_gpu(str(gpu_id))
         self.lock.share()
 
+    def step_aside(self) -> None:
+        """Stop using the GPU for a while (waiting on something else): hold no share of it meanwhile."""
+        self.lock.release()
+
+    def rejoin(self) -> None:
+        """Use the GPU shared again after step_aside()."""
+        self.lock.share()
+
     def take_exclusive(self) -> bool:
         """Before timing: wait until no other grading uses this GPU, and keep new ones off it; False
         when another grading held on past the bounded wait (the timing then shares the GPU)."""

@@ -54,6 +54,11 @@ class Context:
     not_run: list[NotRun] = field(default_factory=list)
     pool: Executor | None = None  # runs tool stages (sanitizers, ncu) beside the plain launches
     background: dict[str, Future] = field(default_factory=dict)
+    prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
+
+    def take_prestart(self, key: str) -> Any:
+        """The child started early for stage `key` (grader.prestart), or None; each is used once."""
+        return self.prestarted.pop(key, None)
 
     def start(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
         """Start a stage that needs no other result (a sanitizer, a profiler run) in the background."""

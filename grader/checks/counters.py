@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..results import NotRun, TestResult
-from ..spec import CheckSpec
-from ..gpu_lock import machine_exclusive
+from ..spec import CheckSpec, Spec
+from ..stages import Prestarted, Runner
 from ..tasks import Task
-from ..tools import ncu_wrapper, parse_ncu_csv
+from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
 from .base import Context, gate, sizes_text, verdict
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -126,19 +126,33 @@ def _emu_counts(ctx: Context, sizes: Mapping[str, int]):
     return counts, None
 
 
+def ncu_metrics(spec: Spec) -> list[str]:
+    """Every metric the spec's counter checks read (empty: no check needs ncu)."""
+    checks = [c for c, conf in spec.checks.items() if c in MEASURES and conf.size]
+    return list(dict.fromkeys(m for c in checks for m in MEASURES[c].compared + MEASURES[c].reported))
+
+
+def ncu_prestart(spec: Spec, runner: Runner, tools: Tools) -> Prestarted | None:
+    """Start the ncu child while the submission compiles (ncu's own start-up takes seconds)."""
+    metrics = ncu_metrics(spec)
+    if not (metrics and tools.ncu):
+        return None
+    return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, spec.kernel.name), extra_env=ncu_env(),
+                           wait=spec.limits.compile_seconds * 2 + 10)
+
+
 def _ncu_counts(ctx: Context):
     """Profile the submission, then the reference, at every size a counter check of the spec needs, in
     one ncu run with every metric those checks read; counts by size, or a problem."""
     checks = {c: conf for c, conf in ctx.spec.checks.items() if c in MEASURES and conf.size}
-    metrics = list(dict.fromkeys(m for c in checks for m in MEASURES[c].compared + MEASURES[c].reported))
+    metrics = ncu_metrics(ctx.spec)
     sizes = list({sizes_text(conf.size): dict(conf.size) for conf in checks.values()}.values())
     # Every submission launch comes before any reference launch: no output of the reference exists
     # in the process while student code can still run there.
     tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
-    with machine_exclusive("ncu", wait=ctx.spec.limits.run_seconds / 2):
-        stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                               log_name="ncu")
+    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)

@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Sequence
 
 from ..results import TestResult
-from ..sandbox import python_argv, run_child
-from ..spec import CheckSpec
+from ..exercise import Exercise
+from ..sandbox import StartedChild, python_argv, start_child
+from ..spec import CheckSpec, Limits
+from ..stages import Runner, write_atomically
 from ..tasks import Task
 from .base import Context, gate, verdict
 
@@ -21,6 +23,7 @@ def test_files(exercise_root: Path) -> list[Path]:
 
 STAGE = "hidden tests"
 JOB_VARIABLE = "KERNEL_GRADER_HIDDEN_JOB"  # the job file grader.hidden_tests (the pytest plugin) reads
+EARLY_VARIABLE = "KERNEL_GRADER_HIDDEN_EARLY"  # "BACKEND SECONDS": started early; open BACKEND, wait for the job
 
 
 class HiddenTestsCheck:
@@ -36,12 +39,11 @@ class HiddenTestsCheck:
         self.category = category
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
-        files = test_files(ctx.exercise.root)
-        if not files:
+        if not test_files(ctx.exercise.root):
             return []
-        job = _write_job(ctx)
+        _write_job(ctx)
         if STAGE not in ctx.background:
-            ctx.start(STAGE, _run_child, ctx, job, files)
+            ctx.start(STAGE, _run_child, ctx, ctx.take_prestart(STAGE))
         return []
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
@@ -66,26 +68,47 @@ class HiddenTestsCheck:
         return [verdict(NAME, conf, not failed and not stopped, "\n".join(lines), score=score)]
 
 
+def _job_path(workdir: Path) -> Path:
+    return workdir / "hidden-job.json"
+
+
 def _write_job(ctx: Context) -> Path:
-    """The job file the hidden-tests plugin reads (grader.hidden_tests)."""
+    """The job file the hidden-tests plugin reads (grader.hidden_tests); a child started early waits for it."""
     workdir = ctx.runner.workdir
-    job = workdir / "hidden-job.json"
     module = ctx.runner.modules[ctx.backend]["submission"]
-    job.write_text(json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
-                               "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit}))
+    job = _job_path(workdir)
+    write_atomically(job, json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
+                                      "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit}))
     return job
 
 
-def _run_child(ctx: Context, job: Path, files: Sequence[Path]) -> str | None:
-    """Run the hidden test files in a pytest child; why it stopped early, or None when it finished."""
-    workdir = ctx.runner.workdir
-    env = dict(ctx.runner.env)
-    env[JOB_VARIABLE] = str(job)
-    argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(workdir),
-                       *map(str, files))
+def _start(runner: Runner, exercise_root: Path, limits: Limits, early: str | None = None) -> StartedChild:
+    """Start pytest on the hidden test files. Third-party pytest plugins installed on the machine are
+    not loaded: the plugin named here is the only one hidden tests need, and another could change
+    what a test reports."""
+    env = dict(runner.env)
+    env[JOB_VARIABLE] = str(_job_path(runner.workdir))
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if early:
+        env[EARLY_VARIABLE] = early
+    argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
+                       *map(str, test_files(exercise_root)))
+    return start_child(argv, env=env, cwd=str(runner.workdir), output_cap=limits.output_bytes)
+
+
+def hidden_prestart(exercise: Exercise, backend: str, runner: Runner) -> StartedChild | None:
+    """Start the hidden tests' child while the submission compiles: pytest, the imports and the
+    device are ready by the time the job file appears."""
+    if not (exercise.spec.hidden_tests and test_files(exercise.root)):
+        return None
+    return _start(runner, exercise.root, exercise.spec.limits, f"{backend} {exercise.spec.limits.compile_seconds * 2 + 10:.0f}")
+
+
+def _run_child(ctx: Context, started: StartedChild | None = None) -> str | None:
+    """Run the hidden test files in a pytest child (or let the one started early go on); why it
+    stopped early, or None when it finished."""
     with ctx.runner.clock.measure(STAGE):
-        child = run_child(argv, timeout=ctx.spec.limits.run_seconds, env=env, cwd=str(workdir),
-                          output_cap=ctx.spec.limits.output_bytes)
+        child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits)).finish(ctx.spec.limits.run_seconds)
     if child.timed_out:
         return "stopped at the time limit"
     return None if child.returncode in (0, 1) else child.describe()  # pytest exits 1 when a test failed

@@ -1,0 +1,81 @@
+"""Runner children started before their job exists (while the submission compiles)."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from grader import api
+from grader.compile import compile_source
+from grader.exercise import load
+from grader.stages import Runner
+from grader.tasks import Task
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVEL2 = ROOT / "exercises" / "level2"
+
+
+def _runner(tmp_path: Path, modules=None) -> Runner:
+    exercise = load(LEVEL2)
+    return Runner(exercise_root=exercise.root, workdir=tmp_path, modules=modules or {}, limits=exercise.spec.limits,
+                  env=api.child_env(tmp_path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0): read its state.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_a_prestarted_child_takes_the_first_job(tmp_path):
+    """The child starts (imports, device) before the module exists; the batch then runs in it, with
+    its time limit counted from the job, not from the start."""
+    runner = _runner(tmp_path)
+    early = runner.prestart("emu", wait=30)
+    time.sleep(0.5)  # the compile, meanwhile
+    compiled = compile_source((LEVEL2 / "skeleton.cu").read_text(), "skeleton.cu")
+    ptx = tmp_path / "skeleton.ptx"
+    ptx.write_text(compiled.ptx)
+    runner.modules = {"emu": {"submission": str(ptx)}}
+    stage = runner.run([Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))],
+                       backend="emu", prestarted=early)
+    assert stage.results["correctness:0"].status in ("ok", "error")
+    assert stage.results["correctness:0"].launches  # it ran the launch
+    assert len(stage.children) == 1 and early.child.proc.returncode == 0
+    ready = stage.results["correctness:0"].clock["ready"]
+    assert ready - early.spawned < 0.5 + 5  # ready (imports done) counted from the early start
+
+
+def test_an_unused_prestarted_child_is_cancelled(tmp_path):
+    runner = _runner(tmp_path)
+    early = runner.prestart("emu", wait=30)
+    stage = runner.run([], backend="emu", prestarted=early)  # nothing to run after all
+    assert stage.results == {}
+    assert not _alive(early.child.proc.pid)
+
+
+def test_a_prestarted_child_gives_up_when_no_job_comes(tmp_path):
+    early = _runner(tmp_path).prestart("emu", wait=1)
+    run = early.child.finish(30)
+    assert run.returncode == 0 and not run.timed_out and run.seconds < 25
+
+
+def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, monkeypatch):
+    started = []
+    real = Runner.prestart
+
+    def spy(self, *args, **kwargs):
+        early = real(self, *args, **kwargs)
+        started.append(early)
+        return early
+
+    monkeypatch.setattr(Runner, "prestart", spy)
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) { oops }\n')
+    report = api.grade(LEVEL2, bad, backend="emu", seed=1)
+    assert not next(t for t in report.tests if t.category == "compile").passed
+    assert started and not any(_alive(e.child.proc.pid) for e in started)
