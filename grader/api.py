@@ -128,8 +128,13 @@ def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | Non
         "gpu": {k: v["cubin"] for k, v in compiled.items() if v.get("ok")},
         "emu": {k: v["ptx"] for k, v in compiled.items() if v.get("ok")},
     }
+    # The whole grading should end within both compiles and one run limit (docs/limits.md): a
+    # sanitizer that only starts after the launches (the emulator could not run the kernel) gets
+    # what is left of that, not a run limit of its own.
+    deadline = time.monotonic() - (time.perf_counter() - runner.clock.origin) + 2 * spec.limits.compile_seconds + spec.limits.run_seconds
     ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=tools, source_name=sub.name,
-                  source=sub.source, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early)
+                  source=sub.source, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early,
+                  deadline=deadline)
     tests: list[TestResult] = [compile_test] if compile_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
     hidden = HiddenTestsCheck(spec.hidden_tests.category) if spec.hidden_tests else None

@@ -22,6 +22,9 @@ _HINTS = (
      "Submit only device code: remove main() and any other host function; the grader launches your kernel itself."),
     ("cannot open source file",
      "The grader compiles your file on its own; remove #include lines (the built-ins need none)."),
+    # A fast machine reaches the compiler's memory cap before its time limit.
+    ("catastrophic error: out of memory",
+     "The compiler ran out of the memory it may use: a compile-time bomb? (deep template or macro recursion)"),
 )
 
 

@@ -13,11 +13,14 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 VARIABLE = "KERNEL_GRADER_LOCKS"  # the folder for lock files (not TMPDIR: each grading has its own)
 
 
+SHARE_WAIT = 10.0  # seconds a user waits for a timing before going on without the lock
 _HELD: dict[str, "GpuLock"] = {}
 
 
@@ -44,19 +47,22 @@ class GpuLock:
             self._gate = self._use = -1  # no lock folder: grade unlocked rather than not at all
         self.mode = "none"
 
-    def share(self, wait: float = 60.0) -> None:
-        """Become a user: wait while a timing holds or waits for the GPU (once per process). A timing
-        holds the gate for at most its own bounded wait plus the timing, so `wait` is a backstop."""
+    def share(self, wait: float = SHARE_WAIT) -> bool:
+        """Become a user: wait while a timing holds or waits for the GPU (once per process). Whether
+        the share was had: after `wait` seconds this process goes on unlocked, because a timing holds
+        the GPU as long as the kernel it times runs, and a student's kernel that hangs there must not
+        use up every other grading's time limit (on an H200 it stalled four gradings for a minute)."""
         if self._use < 0 or self.mode != "none":
-            return
+            return True
         deadline = time.monotonic() + wait
         passed = _flock_until(self._gate, fcntl.LOCK_EX, deadline)
         try:
-            fcntl.flock(self._use, fcntl.LOCK_SH)
+            shared = _flock_until(self._use, fcntl.LOCK_SH, deadline)
         finally:
             if passed:
                 fcntl.flock(self._gate, fcntl.LOCK_UN)
-        self.mode = "shared"
+        self.mode = "shared" if shared else "none"
+        return shared
 
     def exclusive(self, wait: float = 30.0) -> bool:
         """Take the GPU alone for a timing: no new user starts, current users finish first. Gives up
@@ -99,3 +105,24 @@ def _flock_until(fd: int, op: int, deadline: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
+
+
+@contextmanager
+def machine_exclusive(name: str, wait: float) -> Iterator[bool]:
+    """Hold a machine-wide lock `name` for the body; yields whether it was had within `wait` seconds.
+
+    ncu runs take turns in their profiling: on an H200, two ncu runs at once in separate temp
+    folders made one exit with status 9. The children are started (and ncu's start-up paid) before
+    this is taken, so only the profiled launches wait for each other.
+    """
+    folder = lock_folder()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / f"{name}.machine", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        yield False
+        return
+    try:
+        yield _flock_until(fd, fcntl.LOCK_EX, time.monotonic() + wait)
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -159,7 +159,7 @@ class Runner:
                 break
             current, rest = remaining[0], remaining[1:]
             if child.timed_out:
-                results[current.id] = TaskResult(current.id, "timeout", f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)")
+                results[current.id] = TaskResult(current.id, "timeout", _timeout_text(budget, child))
                 for t in rest:
                     results[t.id] = TaskResult(t.id, "skipped", f"not run: an earlier launch ({_sizes(current)}) hung")
                 break
@@ -210,6 +210,20 @@ def _read_results(path: Path) -> dict[str, TaskResult]:
             continue  # a torn last line from a killed child
         out[result.id] = result
     return out
+
+
+PRINT_FLOOD_BYTES = 1 << 20
+
+
+def _timeout_text(budget: float, child: ChildRun) -> str:
+    """Why a launch did not finish. A kernel that printed megabytes was most likely slowed by its
+    printf: on a GPU the driver writes out every line of every thread (measured on an H200: one
+    launch of 1,000 x 1,000 threads printing a line each ran past 30 s, whatever the printf buffer
+    size; bench/printf_fifo.py)."""
+    if child.stdout_bytes > PRINT_FLOOD_BYTES:
+        return (f"did not finish within the {budget:.0f} s time limit while printing {child.stdout_bytes / 1e6:,.1f} MB: "
+                "printf from every thread is slow on a GPU, where each line is written out; remove the printf calls")
+    return f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)"
 
 
 def _sizes(task: Task) -> str:

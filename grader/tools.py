@@ -52,9 +52,9 @@ def ncu_env() -> dict[str, str]:
 
     ncu keeps its lock against other ncu runs in the temp folder. Each grading's children get a
     TMPDIR of their own, so two gradings' ncu runs did not see each other: on an H200 one of two
-    overlapping runs exited with status 9. Sharing one folder, ncu interleaves their profiled
-    launches itself, and their start-ups overlap (bench/ncu_startup.sh: two runs of 16 profiled
-    launches took 6.8 s together, against 4.3 s for one alone).
+    overlapping runs exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
+    finished). The grader's own lock (gpu_lock.machine_exclusive) also makes the profiling take
+    turns; this keeps ncu runs of other tools on the machine out of the way too.
     """
     folder = gpu_lock.lock_folder() / "ncu-tmp"
     try:

@@ -16,6 +16,14 @@ def test_host_main_gets_a_hint():
     assert not result.ok and "mine.cu(1)" in result.log and "main()" in result.hint
 
 
+def test_a_compiler_out_of_memory_is_named_a_compile_time_bomb():
+    from grader.compile import _hint
+
+    log = 'bomb.cu(5): catastrophic error: out of memory\n1 catastrophic error detected in the compilation of "bomb.cu".'
+    assert "compile-time bomb" in _hint(log)
+    assert "compile-time bomb" not in _hint("bomb.cu(5): error: identifier \"x\" is undefined")
+
+
 def test_signature_problems_are_named(level2):
     spec = load(level2).spec
     cases = {

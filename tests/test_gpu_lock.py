@@ -82,3 +82,28 @@ def test_ncu_runs_of_every_grading_share_one_temp_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("TMPDIR", str(tmp_path / "another-grading"))
     assert ncu_env() == first and Path(first["TMPDIR"]).is_dir()
     assert Path(first["TMPDIR"]).parent == tmp_path / "locks"
+
+
+def test_machine_exclusive_takes_turns(tmp_path, monkeypatch):
+    from grader.gpu_lock import machine_exclusive
+
+    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path))
+    with machine_exclusive("ncu", wait=1) as first:
+        assert first
+        with machine_exclusive("ncu", wait=0.2) as second:
+            assert not second  # the first holder still has it: the second gave up after its wait
+    with machine_exclusive("ncu", wait=0.2) as again:
+        assert again
+
+
+def test_a_user_stops_waiting_for_a_timing_that_never_ends(tmp_path):
+    """A timing holds the GPU while the kernel it times runs; one that hangs must not hold every
+    other grading's processes for their whole time limit."""
+    timing = GpuLock("gpu0", tmp_path)
+    assert timing.exclusive(wait=1)
+    user = GpuLock("gpu0", tmp_path)
+    start = time.monotonic()
+    assert user.share(wait=0.3) is False
+    assert 0.25 < time.monotonic() - start < 2 and user.mode == "none"
+    timing.release()
+    assert user.share(wait=1) is True and user.mode == "shared"

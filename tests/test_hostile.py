@@ -439,12 +439,18 @@ def test_hostile_submission(corpus: Corpus, backend: str, case: str) -> None:
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_printed_output_cannot_change_the_grade(corpus: Corpus, backend: str) -> None:
-    # Device printf (capped on the emulator, like a GPU's buffer) leaves the flood graded like the
-    # reference, its output stays short, and the fake "passed" output scores nothing.
+    # Device printf (capped on the emulator) leaves the flood graded like the reference, its output
+    # stays short, and the fake "passed" output scores nothing. On a GPU printing a line from each
+    # of a million threads takes longer than the time limit: the grade may change by time alone,
+    # and only with a message that says so (expected.toml).
     flood, reference = corpus.get("printf_flood.cu"), corpus.get("reference")
     assert flood.doc is not None and reference.doc is not None
-    problem = _same_grade(flood.doc, reference, backend)
-    assert problem is None, f"printing changed the grade: {problem}"
+    if backend == "emu":
+        problem = _same_grade(flood.doc, reference, backend)
+        assert problem is None, f"printing changed the grade: {problem}"
+    else:
+        failed = [t for t in flood.doc["tests"] if t["status"] == "failed"]
+        assert all("while printing" in t["output"] or "hung" in t["output"] or "Not graded" in t["output"] for t in failed), failed
     assert len(flood.doc["output"]) < 6000
     fake = corpus.get("fake_grader_output.cu")
     assert fake.doc is not None and fake.doc["score"] == 0

@@ -7,6 +7,7 @@ submission pays for process start-up once, not once per check.
 from __future__ import annotations
 
 import hashlib
+import time
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
@@ -55,6 +56,13 @@ class Context:
     pool: Executor | None = None  # runs tool stages (sanitizers, ncu) beside the plain launches
     background: dict[str, Future] = field(default_factory=dict)
     prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
+    deadline: float | None = None  # time.monotonic() by which the whole grading should be done
+
+    def time_left(self, floor: float = 10.0) -> float:
+        """Seconds a stage started now may run: the run limit, or less when the grading's deadline is
+        nearer (a sanitizer started after the launches), but never under `floor`."""
+        limit = self.spec.limits.run_seconds
+        return limit if self.deadline is None else max(floor, min(limit, self.deadline - time.monotonic()))
 
     def take_prestart(self, key: str) -> Any:
         """The child started early for stage `key` (grader.prestart), or None; each is used once."""

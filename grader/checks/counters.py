@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..results import NotRun, TestResult
+from ..gpu_lock import machine_exclusive
 from ..spec import CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
@@ -137,8 +138,9 @@ def ncu_prestart(spec: Spec, runner: Runner, tools: Tools) -> Prestarted | None:
     metrics = ncu_metrics(spec)
     if not (metrics and tools.ncu):
         return None
+    # It may wait for the compile and then for other gradings' ncu runs (machine_exclusive below).
     return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, spec.kernel.name), extra_env=ncu_env(),
-                           wait=spec.limits.compile_seconds * 2 + 10)
+                           wait=spec.limits.compile_seconds * 2 + spec.limits.run_seconds + 10)
 
 
 def _ncu_counts(ctx: Context):
@@ -151,8 +153,9 @@ def _ncu_counts(ctx: Context):
     # in the process while student code can still run there.
     tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
+    with machine_exclusive("ncu", wait=ctx.spec.limits.run_seconds / 2):
+        stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+                               log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)

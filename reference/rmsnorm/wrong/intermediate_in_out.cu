@@ -1,4 +1,5 @@
 // expect: traffic
+// also: performance
 // why: the first pass writes the unnormalised w * x to out and the second pass reads it back and rescales it: an extra store and load of the whole row.
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,
