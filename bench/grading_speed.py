@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,38 @@ def _hand_verdict(hand: dict) -> str:
     return (", ".join(failed) or "nothing failed") + (f"; {sectors:,.0f} load sectors" if isinstance(sectors, (int, float)) else "")
 
 
+def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tuple[float, bool]:
+    """Run `grade batch`, printing every 10 s how many results are in; stop it after `limit` seconds.
+    Then print where the finished gradings spent their time (summed stage seconds): a batch that is
+    too slow explains itself. Returns (seconds, whether it finished)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+    finished = True
+    while proc.poll() is None:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        elapsed = time.perf_counter() - start
+        print(f"batch: {len(list((out / 'results').glob('*.json')))} of {size} graded after {elapsed:.0f} s", flush=True)
+        if limit is not None and elapsed > limit and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+            finished = False
+    seconds = max(time.perf_counter() - start, 1e-9)
+    if finished and proc.returncode not in (0, 1):
+        raise SystemExit(f"grade batch failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
+    totals: dict[str, float] = {}
+    docs = [json.loads(p.read_text()) for p in sorted((out / "results").glob("*.json"))]
+    for doc in docs:
+        for stage in doc.get("extra_data", {}).get("stages", []):
+            totals[stage["name"]] = totals.get(stage["name"], 0.0) + stage["seconds"]
+    print(f"batch profile: {len(docs)} gradings; stage seconds summed over them (stages overlap within a grading):")
+    for name, total in sorted(totals.items(), key=lambda kv: -kv[1])[:25]:
+        print(f"    {name:<48} {total:8.1f} s  ({total / max(len(docs), 1):.2f} s per grading)")
+    return seconds, finished
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
@@ -58,6 +91,8 @@ def main() -> int:
     parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
     parser.add_argument("--limit", type=int, default=None, help="grade only the first K files (a quick profile)")
     parser.add_argument("--batch-only", action="store_true", help="skip the one-at-a-time gradings; time only grade batch")
+    parser.add_argument("--batch-limit", type=float, default=None,
+                        help="stop the batch after this many seconds and report how far it got (default: no limit)")
     args = parser.parse_args()
     files = corpus()[:args.limit]
     tmp = Path(tempfile.mkdtemp(prefix="grading-speed-"))
@@ -83,10 +118,7 @@ def main() -> int:
             shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
         batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else [])
-        start = time.perf_counter()
-        if size:
-            subprocess.run(batch, check=True, capture_output=True, cwd=ROOT)
-        batch_seconds = max(time.perf_counter() - start, 1e-9)
+        batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit) if size else (1e-9, True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows] or [float("nan")]
@@ -100,7 +132,8 @@ def main() -> int:
         lines.append(f"| {path.name} | {seconds:.1f} | {round(verdict['score'], 2):g} | {', '.join(verdict['failed']) or '-'} |"
                      + (f" {hand['seconds']:.1f} | {_hand_verdict(hand)} |" if hand else ""))
     lines += ["", f"Per submission: median {statistics.median(times):.1f} s, worst {max(times):.1f} s.",
-              f"`grade batch` of {size} submissions: {batch_seconds:.0f} s ({size / batch_seconds * 60:.1f} submissions per minute)."]
+              f"`grade batch` of {size} submissions: {batch_seconds:.0f} s ({size / batch_seconds * 60:.1f} submissions per minute)."
+              if finished else f"`grade batch` of {size} submissions: stopped by --batch-limit after {batch_seconds:.0f} s."]
     if args.handmade:
         hand_times = [r[3]["seconds"] for r in rows]
         lines.append(f"Hand-made pipeline: median {statistics.median(hand_times):.1f} s; ratio of medians "

@@ -2,6 +2,7 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -153,7 +154,9 @@ def _ncu_counts(ctx: Context):
     # in the process while student code can still run there.
     tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
+    asked = time.time()
     with machine_exclusive("ncu", wait=ctx.spec.limits.run_seconds / 2):
+        ctx.runner.clock.add_wall("ncu: waiting for other ncu runs", asked, time.time())
         stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
                                log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
