@@ -41,13 +41,13 @@ def test_a_prestarted_child_takes_the_first_job(tmp_path):
     ptx = tmp_path / "skeleton.ptx"
     ptx.write_text(compiled.ptx)
     runner.modules = {"emu": {"submission": str(ptx)}}
+    job_written = time.time()
     stage = runner.run([Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))],
                        backend="emu", prestarted=early)
-    assert stage.results["correctness:0"].status in ("ok", "error")
     assert stage.results["correctness:0"].launches  # it ran the launch
+    # One child: the early one, spawned before its job existed; none was started for the job.
     assert len(stage.children) == 1 and early.child.proc.returncode == 0
-    ready = stage.results["correctness:0"].clock["ready"]
-    assert ready - early.spawned < 0.5 + 5  # ready (imports done) counted from the early start
+    assert early.spawned < job_written <= stage.results["correctness:0"].clock["ready"]
 
 
 def test_an_unused_prestarted_child_is_cancelled(tmp_path):
