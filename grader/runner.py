@@ -11,7 +11,6 @@ import json
 import os
 import sys
 import time
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -20,7 +19,6 @@ import numpy as np
 from . import expressions
 from .backends import Device, open_device
 from .exercise import Exercise, Harness
-from .gpu_lock import machine_exclusive
 from .exercise import load as load_exercise
 from .launch import launch_kernel
 from .spec import Spec
@@ -38,8 +36,12 @@ def main(argv: list[str]) -> int:
         backend, pool, root, wait = argv[2:6]
         exercise = load_exercise(Path(root))
         device = open_device(backend, pool=pool == "pool")
+        if hasattr(device, "step_aside"):
+            device.step_aside()  # no share of the GPU while idle (see the wait for task.after below)
         if not _wait_for(job_path, float(wait)):
             return 0
+        if hasattr(device, "rejoin"):
+            device.rejoin()
     job = json.loads(job_path.read_text())
     exercise = exercise or load_exercise(Path(job["exercise"]))
     harness = Harness(exercise)
@@ -47,10 +49,7 @@ def main(argv: list[str]) -> int:
     modules: Mapping[str, str] = job["modules"]
     finished: dict[str, TaskResult] = {}
     ready = time.time()  # imports done, device open: the rest is the tasks' own time
-    turn = job.get("machine_lock")  # ncu's profiling takes turns across the machine (gpu_lock.machine_exclusive)
-    with open(job["results"], "a", encoding="utf-8") as out, \
-            (machine_exclusive(turn["name"], turn["wait"]) if turn else nullcontext()):
-        turn_waited = time.time() - ready if turn else 0.0
+    with open(job["results"], "a", encoding="utf-8") as out:
         for raw in job["tasks"]:
             task = Task.from_json(raw)
             started, waited = time.time(), 0.0
@@ -60,14 +59,18 @@ def main(argv: list[str]) -> int:
                 result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
             else:
                 if task.after:
-                    _wait_for(Path(task.after))  # holding no share of the GPU: shares are per task
+                    # Hold no share of the GPU while waiting: another grading's timing would wait on
+                    # this idle process, while this grading's own ncu run waits on that timing.
+                    if hasattr(device, "step_aside"):
+                        device.step_aside()
+                    _wait_for(Path(task.after))
                 alone = None
                 if task.kind == "time" and hasattr(device, "take_exclusive"):
                     alone = device.take_exclusive()  # other gradings sharing this GPU finish first
-                waited = time.time() - started + turn_waited
-                turn_waited = 0.0
-                with device.using() if alone is None and hasattr(device, "using") else nullcontext():
-                    result, fatal = _execute(task, exercise, harness, device, modules, job)
+                elif task.after and hasattr(device, "rejoin"):
+                    device.rejoin()
+                waited = time.time() - started
+                result, fatal = _execute(task, exercise, harness, device, modules, job)
                 if alone is False:
                     result.setdefault("data", {})["shared_gpu"] = True
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.

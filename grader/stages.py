@@ -66,19 +66,16 @@ class Runner:
 
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
             timeout: float | None = None, log_name: str | None = None, label: str | None = None,
-            extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None,
-            machine_lock: tuple[str, float] | None = None) -> StageRun:
+            extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None) -> StageRun:
         """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper, with `extra_env` over
         the runner's environment); the clock records it as `label` (default: the log name or "<backend> launches").
         A `prestarted` child (started by prestart() with the same backend, wrapper and environment) takes
-        the first job instead of a fresh one. With `machine_lock` (name, seconds to wait) each child
-        runs its tasks holding that machine-wide lock (gpu_lock.machine_exclusive), taken only once it
-        is ready, and lets go of it before it exits."""
+        the first job instead of a fresh one."""
         name = label or log_name or f"{backend} launches"
         env = {**self.env, **(extra_env or {})}
         with self.clock.measure(name):
             return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name,
-                             name=name, env=env, prestarted=prestarted, machine_lock=machine_lock)
+                             name=name, env=env, prestarted=prestarted)
 
     def prestart(self, backend: str, *, wrapper: Sequence[str] = (), pool: bool = True,
                  extra_env: Mapping[str, str] | None = None, wait: float = 60.0) -> Prestarted:
@@ -112,7 +109,7 @@ class Runner:
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
              timeout: float | None, log_name: str | None, name: str, env: Mapping[str, str],
-             prestarted: Prestarted | None, machine_lock: tuple[str, float] | None) -> StageRun:
+             prestarted: Prestarted | None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -135,8 +132,6 @@ class Runner:
                 "results": str(results_path), "tasks": [t.to_json() for t in remaining], "pool": pool,
                 "step_limit": self.limits.step_limit,
             }
-            if machine_lock:
-                job["machine_lock"] = {"name": machine_lock[0], "wait": machine_lock[1]}
             if log_name:
                 logs.append(stem.with_suffix(".log"))
             left = deadline - time.monotonic()

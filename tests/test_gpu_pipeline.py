@@ -31,10 +31,10 @@ class FakeRunner(Runner):
         self.lock = threading.Lock()
 
     def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None, extra_env=None,
-            prestarted=None, machine_lock=None):
+            prestarted=None):
         with self.lock:
             self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name,
-                               "env": dict(extra_env or {}), "machine_lock": machine_lock})
+                               "env": dict(extra_env or {})})
         return self.answer(self, list(tasks), list(wrapper), log_name)
 
 
@@ -168,7 +168,6 @@ def test_one_ncu_run_serves_every_counter_check(tmp_path):
     assert len(ncu_calls) == 1
     # ncu's own lock against other ncu runs lives in TMPDIR: every grading's ncu must share one.
     assert ncu_calls[0]["env"]["TMPDIR"] != str(tmp_path) and ncu_calls[0]["env"] == tools.ncu_env()
-    assert ncu_calls[0]["machine_lock"][0] == "ncu"  # and the profiling takes turns across the machine
     tasks = ncu_calls[0]["tasks"]
     # Two sizes (traffic and bank-conflicts differ), every submission launch before any reference one.
     assert [t.module for t in tasks] == ["submission", "submission", "reference", "reference"]
@@ -311,13 +310,10 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
     assert len(stage.children) == 2
 
 
-def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monkeypatch):
-    """A child holds its share of the GPU per task, so it holds none while it waits for its own
-    grading's ncu and hidden tests: another grading's timing would otherwise wait on it while that
-    ncu run waits on the timing (on an H200, seven validations at once slowed to a minute per
-    grading this way). A timing holds the GPU alone instead, and ncu's turn is taken in the child."""
-    from contextlib import contextmanager
-
+def test_a_child_waiting_for_the_gpu_to_be_free_holds_no_share_of_it(tmp_path, monkeypatch):
+    """While the launch child waits for its own grading's ncu and hidden tests, it must not hold a
+    share of the GPU: another grading's timing would wait on it while that ncu run waits on the
+    timing (on an H200, seven validations at once slowed to a minute per grading this way)."""
     from grader import runner
 
     calls: list[str] = []
@@ -326,35 +322,23 @@ def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monke
     class FakeDevice:
         name = "fake"
 
-        @contextmanager
-        def using(self):
-            calls.append("share" + (" after go" if go.exists() else ""))
-            yield
-            calls.append("release")
+        def step_aside(self):
+            calls.append("step aside" + (" after go" if go.exists() else ""))
+
+        def rejoin(self):
+            calls.append("rejoin")
 
         def take_exclusive(self):
             calls.append("exclusive" + (" after go" if go.exists() else ""))
             return True
 
-    @contextmanager
-    def turn(name, wait):
-        calls.append(f"turn {name}")
-        yield True
-        calls.append("turn over")
-
-    def execute(task, *rest):
-        calls.append(f"run {task.id}")
-        return {"id": task.id, "status": "ok"}, False
-
     monkeypatch.setattr(runner, "open_device", lambda backend, pool=True: FakeDevice())
-    monkeypatch.setattr(runner, "_execute", execute)
-    monkeypatch.setattr(runner, "machine_exclusive", turn)
-    tasks = [Task(id="run:first", kind="run", backend="gpu", sizes={"N": 17}, seeds=(1,)),
-             Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(go))]
+    monkeypatch.setattr(runner, "_execute", lambda task, *rest: ({"id": task.id, "status": "ok"}, False))
+    tasks = [Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(go)),
+             Task(id="run:later", kind="run", backend="gpu", sizes={"N": 17}, seeds=(1,), after=str(go))]
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"exercise": str(ROOT / "exercises" / "level2"), "backend": "gpu", "modules": {},
-                               "results": str(tmp_path / "out.jsonl"), "tasks": [t.to_json() for t in tasks],
-                               "machine_lock": {"name": "ncu", "wait": 5}}))
+                               "results": str(tmp_path / "out.jsonl"), "tasks": [t.to_json() for t in tasks]}))
     threading.Timer(0.3, go.touch).start()
     assert runner.main([str(job)]) == 0
-    assert calls == ["turn ncu", "share", "run run:first", "release", "exclusive after go", "run time:submission", "turn over"]
+    assert calls == ["step aside", "exclusive after go", "step aside after go", "rejoin"]

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import os
-from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,21 +39,16 @@ class GpuDevice:
             gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
         except Exception:  # an odd driver: fall back to what this process was given
             gpu_id = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
-        # Held per task (using()), not for the process's life: a timing elsewhere then waits only
-        # for kernels in flight, not for processes that are starting up, waiting or exiting.
         self.lock = gpu_lock.for_gpu(str(gpu_id))
-
-    @contextmanager
-    def using(self) -> Iterator[None]:
-        """Hold a share of the GPU for the body (one task's uploads, launches and downloads)."""
-        if self.lock.mode != "none":  # already alone for a timing, or inside another using()
-            yield
-            return
         self.lock.share()
-        try:
-            yield
-        finally:
-            self.lock.release()
+
+    def step_aside(self) -> None:
+        """Stop using the GPU for a while (waiting on something else): hold no share of it meanwhile."""
+        self.lock.release()
+
+    def rejoin(self) -> None:
+        """Use the GPU shared again after step_aside()."""
+        self.lock.share()
 
     def take_exclusive(self) -> bool:
         """Before timing: wait until no other grading uses this GPU, and keep new ones off it; False

@@ -2,10 +2,12 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from ..results import NotRun, TestResult
+from ..gpu_lock import machine_exclusive
 from ..spec import CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
@@ -45,7 +47,6 @@ BANKS = Measure(
 
 MEASURES = {"traffic": TRAFFIC, "bank-conflicts": BANKS}
 NCU_STAGE = "ncu"
-NCU_LOCK = "ncu"  # the machine-wide lock ncu runs take turns at
 
 
 class CountersCheck:
@@ -153,11 +154,11 @@ def _ncu_counts(ctx: Context):
     # in the process while student code can still run there.
     tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
                   seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
-    # The child takes its turn at profiling once it is ready (ncu started, device open) and lets go
-    # before it exits: only the profiled launches wait for other gradings' ncu runs.
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
-                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE),
-                           machine_lock=(NCU_LOCK, ctx.spec.limits.run_seconds / 2))
+    asked = time.time()
+    with machine_exclusive("ncu", wait=ctx.spec.limits.run_seconds / 2):
+        ctx.runner.clock.add_wall("ncu: waiting for other ncu runs", asked, time.time())
+        stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+                               log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
     text += "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
