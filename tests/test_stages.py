@@ -79,3 +79,34 @@ def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, mon
     report = api.grade(LEVEL2, bad, backend="emu", seed=1)
     assert not next(t for t in report.tests if t.category == "compile").passed
     assert started and not any(_alive(e.child.proc.pid) for e in started)
+
+
+def test_a_timeout_while_printing_megabytes_names_printf():
+    from grader.sandbox import ChildRun
+    from grader.stages import _timeout_text
+
+    flood = ChildRun(None, True, 60.0, "x" * 100, "", stdout_bytes=20_000_000, stderr_bytes=0)
+    quiet = ChildRun(None, True, 60.0, "", "", stdout_bytes=10, stderr_bytes=0)
+    assert "while printing 20.0 MB" in _timeout_text(60, flood) and "printf" in _timeout_text(60, flood)
+    assert "the kernel hangs?" in _timeout_text(60, quiet) and "printf" not in _timeout_text(60, quiet)
+
+
+def test_a_late_stage_gets_what_is_left_of_the_grading_time():
+    from grader.checks.base import Context
+    from grader.tools import Tools
+
+    exercise = load(LEVEL2)
+    ctx = Context(exercise=exercise, backend="gpu", runner=_runner_for(exercise), seed=1, tools=Tools(), source_name="s.cu",
+                  source="", has_reference=True, emu_available=True)
+    limit = exercise.spec.limits.run_seconds
+    assert ctx.time_left() == limit  # no deadline: the run limit
+    ctx.deadline = time.monotonic() + limit + 100
+    assert ctx.time_left() == limit  # a far deadline: still the run limit
+    ctx.deadline = time.monotonic() + 25
+    assert 24 < ctx.time_left() <= 25
+    ctx.deadline = time.monotonic() - 5
+    assert ctx.time_left() == 10.0  # past the deadline: the floor
+
+
+def _runner_for(exercise) -> Runner:
+    return Runner(exercise_root=exercise.root, workdir=Path("/nonexistent"), modules={}, limits=exercise.spec.limits)
