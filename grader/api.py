@@ -99,12 +99,14 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
 def prestart(exercise: Exercise, backend: str, runner: Runner, tools: Tools) -> dict:
     """Children that can start before the submission has compiled, by stage: the launch child, ncu
     and the hidden tests' pytest. Their start-up (Python, CuPy, a CUDA context, ncu's own) then
-    overlaps the compile; each waits for its job file."""
-    early = {f"{backend} launches": runner.prestart(backend, wait=exercise.spec.limits.compile_seconds * 2 + 10)}
+    overlaps the compile; each waits for its job file, at most `wait` seconds (both compiles, and a
+    margin) before it gives up."""
+    wait = exercise.spec.limits.compile_seconds * 2 + 10
+    early = {f"{backend} launches": runner.prestart(backend, wait=wait)}
     if backend == "gpu" and exercise.solution_path.exists():
-        early[NCU_STAGE] = ncu_prestart(exercise.spec, runner, tools)
+        early[NCU_STAGE] = ncu_prestart(exercise.spec, runner, tools, wait)
     if exercise.spec.hidden_tests:
-        early[HIDDEN_STAGE] = hidden_prestart(exercise, backend, runner)
+        early[HIDDEN_STAGE] = hidden_prestart(exercise, backend, runner, wait)
     return {stage: child for stage, child in early.items() if child is not None}
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -26,6 +25,7 @@ import numpy as np
 import pytest
 
 from .checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
+from .stages import wait_for_file
 
 _EARLY: dict[str, Any] = {}  # the device opened before the job existed
 
@@ -47,9 +47,7 @@ def _read_job() -> Mapping[str, Any]:
     path = Path(os.environ[JOB_VARIABLE])
     early = os.environ.get(EARLY_VARIABLE)
     if early:
-        deadline = time.monotonic() + float(early.split()[1])
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.005)
+        wait_for_file(path, float(early.split()[1]))
     return json.loads(path.read_text())
 
 

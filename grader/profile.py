@@ -109,8 +109,7 @@ def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
     with machine_exclusive("ncu", wait=runner.limits.run_seconds / 2):
         stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu",
                            extra_env=ncu_env())
-    text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
-    parsed = parse_ncu_csv(text + "\n" + "\n".join(c.stdout for c in stage.children), METRICS)
+    parsed = parse_ncu_csv(stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children), METRICS)
     error = ""
     if parsed.missing:
         error = f"ncu did not report {', '.join(parsed.missing)}"

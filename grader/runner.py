@@ -22,6 +22,7 @@ from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
 from .spec import Spec
+from .stages import wait_for_file
 from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_FIRST_BAD = 1
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
         device = open_device(backend, pool=pool == "pool")
         if hasattr(device, "step_aside"):
             device.step_aside()  # no share of the GPU while idle (see the wait for task.after below)
-        if not _wait_for(job_path, float(wait)):
+        if not wait_for_file(job_path, float(wait)):
             return 0
         if hasattr(device, "rejoin"):
             device.rejoin()
@@ -63,7 +64,7 @@ def main(argv: list[str]) -> int:
                     # this idle process, while this grading's own ncu run waits on that timing.
                     if hasattr(device, "step_aside"):
                         device.step_aside()
-                    _wait_for(Path(task.after))
+                    wait_for_file(Path(task.after))
                 alone = None
                 if task.kind == "time" and hasattr(device, "take_exclusive"):
                     alone = device.take_exclusive()  # other gradings sharing this GPU finish first
@@ -82,17 +83,6 @@ def main(argv: list[str]) -> int:
             if fatal:
                 return EXIT_FATAL
     return 0
-
-
-def _wait_for(path: Path, seconds: float | None = None) -> bool:
-    """Block until the parent creates `path` (a job, or word that the GPU is free); whether it came
-    within `seconds` (no bound: the parent's time limit ends the wait if it never comes)."""
-    deadline = None if seconds is None else time.monotonic() + seconds
-    while not path.exists():
-        if deadline is not None and time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], job: Mapping[str, Any]):

@@ -30,6 +30,10 @@ class StageRun:
     children: tuple[ChildRun, ...] = ()
     log_files: tuple[Path, ...] = ()
 
+    def log_text(self) -> str:
+        """What the wrapping tool (ncu, a sanitizer) wrote to its log files, all children's together."""
+        return "\n".join(p.read_text(errors="replace") for p in self.log_files if p.exists())
+
 
 @dataclass(frozen=True)
 class Prestarted:
@@ -46,10 +50,21 @@ class Prestarted:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write a file a waiting child polls for: it appears whole or not at all."""
+    """Write a file a waiting child polls for (wait_for_file): it appears whole or not at all."""
     part = path.with_name(path.name + ".part")
     part.write_text(text)
     os.replace(part, path)
+
+
+def wait_for_file(path: Path, seconds: float | None = None) -> bool:
+    """In a child: block until the parent creates `path` (a job, or word that the GPU is free); whether
+    it came within `seconds` (no bound: the parent's time limit ends the wait if it never comes)."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while not path.exists():
+        if deadline is not None and time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 @dataclass

@@ -134,14 +134,15 @@ def ncu_metrics(spec: Spec) -> list[str]:
     return list(dict.fromkeys(m for c in checks for m in MEASURES[c].compared + MEASURES[c].reported))
 
 
-def ncu_prestart(spec: Spec, runner: Runner, tools: Tools) -> Prestarted | None:
-    """Start the ncu child while the submission compiles (ncu's own start-up takes seconds)."""
+def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prestarted | None:
+    """Start the ncu child while the submission compiles (ncu's own start-up takes seconds); it
+    waits `wait` seconds for the compile, and also the time other gradings' ncu runs may take
+    first (machine_exclusive below)."""
     metrics = ncu_metrics(spec)
     if not (metrics and tools.ncu):
         return None
-    # It may wait for the compile and then for other gradings' ncu runs (machine_exclusive below).
     return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, spec.kernel.name), extra_env=ncu_env(),
-                           wait=spec.limits.compile_seconds * 2 + spec.limits.run_seconds + 10)
+                           wait=wait + spec.limits.run_seconds)
 
 
 def _ncu_counts(ctx: Context):
@@ -159,8 +160,7 @@ def _ncu_counts(ctx: Context):
         ctx.runner.clock.add_wall("ncu: waiting for other ncu runs", asked, time.time())
         stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
                                log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
-    text = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
-    text += "\n" + "\n".join(c.stdout for c in stage.children)
+    text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
     if parsed.missing:
         return None, f"ncu did not report {', '.join(parsed.missing)} (unknown metric name on this GPU?)"

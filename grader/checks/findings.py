@@ -149,8 +149,7 @@ def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | No
     task = Task(id=f"sanitizer-{tool}", kind="run", backend="gpu", sizes=sizes, seeds=(ctx.seed_for(tool),), compare=False)
     stage = ctx.runner.run([task], backend="gpu", wrapper=sanitizer_wrapper(ctx.tools.sanitizer, tool),
                            pool=False, log_name=tool, timeout=ctx.time_left())
-    log = "\n".join(p.read_text(errors="replace") for p in stage.log_files if p.exists())
-    report = parse_sanitizer(log)
+    report = parse_sanitizer(stage.log_text())
     child = stage.children[-1] if stage.children else None
     result = stage.results.get(task.id)
     if report.errors or (child and child.returncode == 86):

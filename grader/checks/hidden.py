@@ -96,12 +96,12 @@ def _start(runner: Runner, exercise_root: Path, limits: Limits, early: str | Non
     return start_child(argv, env=env, cwd=str(runner.workdir), output_cap=limits.output_bytes)
 
 
-def hidden_prestart(exercise: Exercise, backend: str, runner: Runner) -> StartedChild | None:
+def hidden_prestart(exercise: Exercise, backend: str, runner: Runner, wait: float) -> StartedChild | None:
     """Start the hidden tests' child while the submission compiles: pytest, the imports and the
-    device are ready by the time the job file appears."""
+    device are ready by the time the job file appears (at most `wait` seconds later)."""
     if not (exercise.spec.hidden_tests and test_files(exercise.root)):
         return None
-    return _start(runner, exercise.root, exercise.spec.limits, f"{backend} {exercise.spec.limits.compile_seconds * 2 + 10:.0f}")
+    return _start(runner, exercise.root, exercise.spec.limits, f"{backend} {wait:.0f}")
 
 
 def _run_child(ctx: Context, started: StartedChild | None = None) -> str | None:
