@@ -88,6 +88,7 @@ def main() -> int:
     parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
     parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--per-gpu", type=int, default=None, help="gradings sharing one GPU in the batch (grade batch --per-gpu)")
     parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
     parser.add_argument("--limit", type=int, default=None, help="grade only the first K files (a quick profile)")
     parser.add_argument("--batch-only", action="store_true", help="skip the one-at-a-time gradings; time only grade batch")
@@ -117,7 +118,8 @@ def main() -> int:
             src = files[i % len(files)]
             shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
         batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
-                 "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else [])
+                 "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else []) \
+            + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else [])
         batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit) if size else (1e-9, True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
