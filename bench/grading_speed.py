@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +78,12 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
     for doc in docs:
         for stage in doc.get("extra_data", {}).get("stages", []):
             totals[stage["name"]] = totals.get(stage["name"], 0.0) + stage["seconds"]
+    # Copies of one file must get one score: a second score means a check depended on the load.
+    scores: dict[str, Counter] = {}
+    for doc in docs:
+        original = doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1]
+        scores.setdefault(original, Counter())[round(float(doc.get("score", -1)), 2)] += 1
+    print("batch scores by original file: " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(scores.items())))
     print(f"batch profile: {len(docs)} gradings; stage seconds summed over them (stages overlap within a grading):")
     for name, total in sorted(totals.items(), key=lambda kv: -kv[1])[:25]:
         print(f"    {name:<48} {total:8.1f} s  ({total / max(len(docs), 1):.2f} s per grading)")
