@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import signal
 import statistics
@@ -25,6 +26,8 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from cpu_sampler import CpuSampler  # noqa: E402  (a sibling script, not a package)
 EXERCISE = ROOT / "exercises" / "level2"
 
 
@@ -33,15 +36,22 @@ def corpus() -> list[Path]:
     return [ref / "solution.cu", EXERCISE / "skeleton.cu"] + sorted((ref / "wrong").glob("*.cu"))
 
 
+def children_cpu() -> float:
+    """CPU seconds of every finished child process (and what they waited for) so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-m", "grader", str(EXERCISE), str(path), "--backend", backend, "--seed", "1",
                     "--json", str(out), "--quiet"], check=True, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - start
+    cpu = children_cpu() - cpu
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
     timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
-    return seconds, {"score": doc["score"], "failed": failed, "timeline": timeline}
+    return seconds, {"score": doc["score"], "failed": failed, "timeline": timeline, "cpu": cpu}
 
 
 def _hand_verdict(hand: dict) -> str:
@@ -56,7 +66,8 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
     """Run `grade batch`, printing every 10 s how many results are in; stop it after `limit` seconds.
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
+    sampler = CpuSampler().__enter__()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
     finished = True
     while proc.poll() is None:
@@ -71,6 +82,8 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
             proc.wait()
             finished = False
     seconds = max(time.perf_counter() - start, 1e-9)
+    sampler.__exit__(None, None, None)
+    cpu = children_cpu() - cpu
     if finished and proc.returncode not in (0, 1):
         raise SystemExit(f"grade batch failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
     totals: dict[str, float] = {}
@@ -84,9 +97,22 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
         original = doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1]
         scores.setdefault(original, Counter())[round(float(doc.get("score", -1)), 2)] += 1
     print("batch scores by original file: " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(scores.items())))
+    # Where copies disagree, which tests did (a racy kernel may fail differently run to run).
+    by_test: dict[tuple[str, str], Counter] = {}
+    for doc in docs:
+        original = doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1]
+        if len(scores.get(original, ())) > 1:
+            for t in doc.get("tests", []):
+                by_test.setdefault((original, t.get("name", "?")), Counter())[t.get("score")] += 1
+    for (original, test), seen in sorted(by_test.items()):
+        if len(seen) > 1:
+            print(f"    copies of {original} differ in {test}: {dict(seen)}")
     print(f"batch profile: {len(docs)} gradings; stage seconds summed over them (stages overlap within a grading):")
     for name, total in sorted(totals.items(), key=lambda kv: -kv[1])[:25]:
         print(f"    {name:<48} {total:8.1f} s  ({total / max(len(docs), 1):.2f} s per grading)")
+    print(f"batch CPU: {cpu:.0f} s of CPU time in {seconds:.0f} s on {os.cpu_count()} CPUs "
+          f"({cpu / seconds:.1f} CPUs busy on average; {cpu / max(len(docs), 1):.1f} s per finished grading)")
+    print("\n".join(sampler.table(per=len(docs))))
     return seconds, finished
 
 
@@ -114,7 +140,7 @@ def main() -> int:
                                       capture_output=True, text=True, cwd=ROOT)
                 hand = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else {"seconds": float("nan")}
             rows.append((path, seconds, verdict, hand))
-            print(f"{path.name:<32} {seconds:6.1f} s  score {verdict['score']:g} failed {verdict['failed']}"
+            print(f"{path.name:<32} {seconds:6.1f} s  CPU {verdict['cpu']:5.1f} s  score {verdict['score']:g} failed {verdict['failed']}"
                   + (f"  hand-made {hand['seconds']:.1f} s {hand.get('stages')} verdict {hand.get('verdict')}" if hand else ""),
                   flush=True)
             print(f"    stages (start+seconds): {verdict['timeline']}", flush=True)

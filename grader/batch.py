@@ -308,8 +308,27 @@ def plan_slots(backend: str, workers: int | None, per_gpu: int, gpus: Sequence[s
         raise UsageError("--per-gpu must be at least 1")
     if backend == "gpu":
         slots = [{"CUDA_VISIBLE_DEVICES": g} for _ in range(per_gpu) for g in gpus]  # round-robin over GPUs
-        return slots[: workers] if workers else slots
-    return [{} for _ in range(min(workers or cores, cores))]
+        slots = slots[: workers] if workers else slots
+    else:
+        slots = [{} for _ in range(min(workers or cores, cores))]
+    for slot in slots:
+        slot.update(math_threads(len(slots), cores))
+    return slots
+
+
+MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def math_threads(slots: int, cores: int) -> dict[str, str]:
+    """Threads for NumPy's BLAS in each grading's processes: the cores shared out among the slots.
+
+    The float64 references are matrix products, and a BLAS library starts one thread per core in
+    every process that calls it; with several gradings at once, each with a few such processes, the
+    threads outnumber the cores many times over and spin waiting for each other (on a 16-core H200
+    machine a batch's load average passed 30). A variable the user has set is left as it is.
+    """
+    share = str(max(1, cores // max(slots, 1)))
+    return {name: share for name in MATH_THREADS if name not in os.environ}
 
 
 def _cores() -> int:

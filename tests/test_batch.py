@@ -155,6 +155,16 @@ def test_cpu_workers_never_exceed_cores():
         batch.plan_slots("emu", 0, 1)
 
 
+def test_batch_children_share_the_cores_among_their_math_threads(monkeypatch):
+    for name in batch.MATH_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    slots = batch.plan_slots("gpu", None, 4, ["0"], cores=16)
+    assert all(s["OPENBLAS_NUM_THREADS"] == "4" and s["OMP_NUM_THREADS"] == "4" for s in slots)
+    assert batch.plan_slots("emu", None, 1, cores=3)[0]["MKL_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user's setting stands
+    assert "OPENBLAS_NUM_THREADS" not in batch.plan_slots("gpu", None, 4, ["0"], cores=16)[0]
+
+
 def test_visible_gpus_respects_cuda_visible_devices(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     assert batch.visible_gpus() == ["2", "3"]
