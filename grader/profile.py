@@ -15,7 +15,6 @@ from . import api
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .errors import UsageError
-from .gpu_lock import machine_exclusive
 from .stages import Runner
 from .tasks import Task
 from .tools import find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
@@ -106,9 +105,8 @@ def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
     tools = find_tools()
     if not tools.ncu:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")
-    with machine_exclusive("ncu", wait=runner.limits.run_seconds / 2):
-        stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu",
-                           extra_env=ncu_env())
+    stage = runner.run([task], backend="gpu", wrapper=ncu_wrapper(tools.ncu, METRICS, kernel), log_name="ncu",
+                       extra_env=ncu_env())
     parsed = parse_ncu_csv(stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children), METRICS)
     error = ""
     if parsed.missing:
