@@ -1,8 +1,9 @@
 """Sharing one GPU between gradings without spoiling a timing: a readers-writer lock across processes.
 
-Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared; a
-timing holds it exclusively, so nothing of another grading runs on that GPU while a kernel is
-timed. Writers go first: a timing that waits stops new users from starting (a turnstile), so a
+Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared
+while it runs a task (GpuDevice.using); a timing holds it exclusively, so nothing of another
+grading runs on that GPU while a kernel is timed, and a timing waits only for the tasks in flight,
+not for processes that are starting, waiting or exiting. Writers go first: a timing that waits stops new users from starting (a turnstile), so a
 busy batch cannot starve it. Built on flock(2): a killed process releases its locks with it.
 
     gate  taken exclusively, briefly, by a user on its way in; held by a timing throughout

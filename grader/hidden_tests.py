@@ -36,10 +36,7 @@ def pytest_configure(config) -> None:
     if early and "device" not in _EARLY:
         from .backends import open_device
 
-        device = open_device(early.split()[0])
-        if hasattr(device, "step_aside"):
-            device.step_aside()  # hold no share of the GPU while waiting
-        _EARLY["device"] = device
+        _EARLY["device"] = open_device(early.split()[0])  # no share of the GPU until a launch
 
 
 def _read_job() -> Mapping[str, Any]:
@@ -65,10 +62,7 @@ class _Session:
         self.job = job
         self.exercise = load(Path(job["exercise"]))
         self.harness = Harness(self.exercise)
-        self.device = _EARLY.pop("device", None)
-        if self.device is not None and hasattr(self.device, "rejoin"):
-            self.device.rejoin()
-        self.device = self.device or open_device(job["backend"])
+        self.device = _EARLY.pop("device", None) or open_device(job["backend"])
         self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
@@ -77,7 +71,9 @@ class _Session:
         sizes = dict(sizes)
         if inputs is None:
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
-        done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs, step_limit=int(self.job["step_limit"]))
+        with self.device.using():  # a share of the GPU per launch, as the runner holds one per task
+            done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
+                                 step_limit=int(self.job["step_limit"]))
         run = KernelRun(done.contents)
         run.error = done.outcome.error
         return run

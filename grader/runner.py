@@ -36,13 +36,9 @@ def main(argv: list[str]) -> int:
         # then wait for the job (giving up if it never comes: the parent went away).
         backend, pool, root, wait = argv[2:6]
         exercise = load_exercise(Path(root))
-        device = open_device(backend, pool=pool == "pool")
-        if hasattr(device, "step_aside"):
-            device.step_aside()  # no share of the GPU while idle (see the wait for task.after below)
+        device = open_device(backend, pool=pool == "pool")  # holds no share of the GPU until a task runs
         if not wait_for_file(job_path, float(wait)):
             return 0
-        if hasattr(device, "rejoin"):
-            device.rejoin()
     job = json.loads(job_path.read_text())
     exercise = exercise or load_exercise(Path(job["exercise"]))
     harness = Harness(exercise)
@@ -60,20 +56,23 @@ def main(argv: list[str]) -> int:
                 result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
             else:
                 if task.after:
-                    # Hold no share of the GPU while waiting: another grading's timing would wait on
-                    # this idle process, while this grading's own ncu run waits on that timing.
-                    if hasattr(device, "step_aside"):
-                        device.step_aside()
+                    # Holding no share of the GPU (shares are per task): another grading's timing
+                    # would otherwise wait on this idle process while this grading's ncu run waits
+                    # on that timing.
                     wait_for_file(Path(task.after))
-                alone = None
-                if task.kind == "time" and hasattr(device, "take_exclusive"):
+                if task.kind == "time":
                     alone = device.take_exclusive()  # other gradings sharing this GPU finish first
-                elif task.after and hasattr(device, "rejoin"):
-                    device.rejoin()
-                waited = time.time() - started
-                result, fatal = _execute(task, exercise, harness, device, modules, job)
-                if alone is False:
-                    result.setdefault("data", {})["shared_gpu"] = True
+                    waited = time.time() - started
+                    try:
+                        result, fatal = _execute(task, exercise, harness, device, modules, job)
+                    finally:
+                        device.leave()
+                    if not alone:
+                        result.setdefault("data", {})["shared_gpu"] = True
+                else:
+                    waited = time.time() - started
+                    with device.using():
+                        result, fatal = _execute(task, exercise, harness, device, modules, job)
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
             result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
             line = json.dumps(result, allow_nan=False, default=_json_default)

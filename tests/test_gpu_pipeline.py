@@ -310,10 +310,13 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
     assert len(stage.children) == 2
 
 
-def test_a_child_waiting_for_the_gpu_to_be_free_holds_no_share_of_it(tmp_path, monkeypatch):
-    """While the launch child waits for its own grading's ncu and hidden tests, it must not hold a
-    share of the GPU: another grading's timing would wait on it while that ncu run waits on the
-    timing (on an H200, seven validations at once slowed to a minute per grading this way)."""
+def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monkeypatch):
+    """A child holds its share of the GPU per task, so it holds none while it waits for its own
+    grading's ncu and hidden tests: another grading's timing would otherwise wait on it while that
+    ncu run waits on the timing (on an H200, seven validations at once slowed to a minute per
+    grading this way). A timing holds the GPU alone, and lets go before the next task."""
+    from contextlib import contextmanager
+
     from grader import runner
 
     calls: list[str] = []
@@ -322,23 +325,32 @@ def test_a_child_waiting_for_the_gpu_to_be_free_holds_no_share_of_it(tmp_path, m
     class FakeDevice:
         name = "fake"
 
-        def step_aside(self):
-            calls.append("step aside" + (" after go" if go.exists() else ""))
-
-        def rejoin(self):
-            calls.append("rejoin")
+        @contextmanager
+        def using(self):
+            calls.append("share" + (" after go" if go.exists() else ""))
+            yield
+            calls.append("release")
 
         def take_exclusive(self):
             calls.append("exclusive" + (" after go" if go.exists() else ""))
             return True
 
+        def leave(self):
+            calls.append("leave")
+
+    def execute(task, *rest):
+        calls.append(f"run {task.id}")
+        return {"id": task.id, "status": "ok"}, False
+
     monkeypatch.setattr(runner, "open_device", lambda backend, pool=True: FakeDevice())
-    monkeypatch.setattr(runner, "_execute", lambda task, *rest: ({"id": task.id, "status": "ok"}, False))
-    tasks = [Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(go)),
+    monkeypatch.setattr(runner, "_execute", execute)
+    tasks = [Task(id="run:first", kind="run", backend="gpu", sizes={"N": 17}, seeds=(1,)),
+             Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(go)),
              Task(id="run:later", kind="run", backend="gpu", sizes={"N": 17}, seeds=(1,), after=str(go))]
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"exercise": str(ROOT / "exercises" / "level2"), "backend": "gpu", "modules": {},
                                "results": str(tmp_path / "out.jsonl"), "tasks": [t.to_json() for t in tasks]}))
     threading.Timer(0.3, go.touch).start()
     assert runner.main([str(job)]) == 0
-    assert calls == ["step aside", "exclusive after go", "step aside after go", "rejoin"]
+    assert calls == ["share", "run run:first", "release", "exclusive after go", "run time:submission", "leave",
+                     "share after go", "run run:later", "release"]

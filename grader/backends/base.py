@@ -1,6 +1,7 @@
 """The interface both backends implement for the runner."""
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
@@ -43,3 +44,6 @@ class Device(Protocol):
     def launch(self, kernel: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int,
                args: Sequence[Any], *, step_limit: int) -> LaunchOutcome: ...
     def free(self, bufs: Sequence[Buffer]) -> None: ...
+    def using(self) -> AbstractContextManager[None]: ...   # hold a share of the device for one task
+    def take_exclusive(self) -> bool: ...                  # alone on the device for a timing
+    def leave(self) -> None: ...                           # after a timing

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -81,6 +82,16 @@ class EmuDevice:
                 buf.handle.free(buf.arg)
             except ValueError:
                 pass  # already released: freeing twice must not fail a grading
+
+    # Nothing is shared between gradings on the CPU: no share to take, nothing to time alone.
+    def using(self) -> nullcontext:
+        return nullcontext()
+
+    def take_exclusive(self) -> bool:
+        return True
+
+    def leave(self) -> None:
+        pass
 
 
 def findings_dict(report: Any) -> dict[str, Any]:

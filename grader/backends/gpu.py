@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -39,21 +40,31 @@ class GpuDevice:
             gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
         except Exception:  # an odd driver: fall back to what this process was given
             gpu_id = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
+        # Held per task (using()), not for the process's life: a timing elsewhere then waits only for
+        # kernels in flight, not for processes starting up, waiting for their job, or exiting (on an
+        # H200 a batch's timings drained the GPU of whole processes, stalling every other child).
         self.lock = gpu_lock.for_gpu(str(gpu_id))
-        self.lock.share()
 
-    def step_aside(self) -> None:
-        """Stop using the GPU for a while (waiting on something else): hold no share of it meanwhile."""
-        self.lock.release()
-
-    def rejoin(self) -> None:
-        """Use the GPU shared again after step_aside()."""
+    @contextmanager
+    def using(self) -> Iterator[None]:
+        """Hold a share of the GPU for the body (one task's uploads, launches and downloads)."""
+        if self.lock.mode != "none":  # alone for a timing, or inside another using()
+            yield
+            return
         self.lock.share()
+        try:
+            yield
+        finally:
+            self.lock.release()
 
     def take_exclusive(self) -> bool:
         """Before timing: wait until no other grading uses this GPU, and keep new ones off it; False
         when another grading held on past the bounded wait (the timing then shares the GPU)."""
         return self.lock.exclusive()
+
+    def leave(self) -> None:
+        """After a timing: let the other gradings back onto the GPU."""
+        self.lock.release()
 
     def load(self, artifact: str, kernel: str) -> Any:
         module = self._modules.get(artifact)
