@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import compile_cache
+from . import compile_cache, math_threads
 from . import exercise as exercise_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
@@ -337,6 +337,8 @@ def not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResul
 def child_env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)})
+    # Unless a batch (or the user) has already set it: a share of the cores for each child's BLAS.
+    env.update(math_threads.limits(math_threads.usable_cores() // math_threads.SIDE_BY_SIDE))
     src_root = str(Path(__file__).resolve().parent.parent)
     # Children import this same grader first, whatever their cwd.
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, env.get("PYTHONPATH", "")) if p)

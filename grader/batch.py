@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import __version__, api
+from . import __version__, api, math_threads
 from . import exercise as exercise_module
 from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
@@ -301,7 +301,7 @@ def visible_gpus() -> list[str]:
 
 def plan_slots(backend: str, workers: int | None, per_gpu: int, gpus: Sequence[str] = (), cores: int | None = None) -> list[dict[str, str]]:
     """One environment per concurrent child: on a GPU, per_gpu children per GPU; else one per core."""
-    cores = cores or _cores()
+    cores = cores or math_threads.usable_cores()
     if workers is not None and workers < 1:
         raise UsageError("--workers must be at least 1")
     if per_gpu < 1:
@@ -312,30 +312,8 @@ def plan_slots(backend: str, workers: int | None, per_gpu: int, gpus: Sequence[s
     else:
         slots = [{} for _ in range(min(workers or cores, cores))]
     for slot in slots:
-        slot.update(math_threads(len(slots), cores))
+        slot.update(math_threads.limits(cores // len(slots)))  # the cores shared out among the slots' BLAS
     return slots
-
-
-MATH_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def math_threads(slots: int, cores: int) -> dict[str, str]:
-    """Threads for NumPy's BLAS in each grading's processes: the cores shared out among the slots.
-
-    The float64 references are matrix products, and a BLAS library starts one thread per core in
-    every process that calls it; with several gradings at once, each with a few such processes, the
-    threads outnumber the cores many times over and spin waiting for each other (on a 16-core H200
-    machine a batch's load average passed 30). A variable the user has set is left as it is.
-    """
-    share = str(max(1, cores // max(slots, 1)))
-    return {name: share for name in MATH_THREADS if name not in os.environ}
-
-
-def _cores() -> int:
-    try:
-        return max(len(os.sched_getaffinity(0)), 1)
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def default_timeout(exercise: Exercise, backend: str) -> float:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch
+from grader import batch, math_threads
 from grader.errors import UsageError
 from grader.exercise import load
 from grader.isolated import TAG_VARIABLE
@@ -156,7 +156,7 @@ def test_cpu_workers_never_exceed_cores():
 
 
 def test_batch_children_share_the_cores_among_their_math_threads(monkeypatch):
-    for name in batch.MATH_THREADS:
+    for name in math_threads.VARIABLES:
         monkeypatch.delenv(name, raising=False)
     slots = batch.plan_slots("gpu", None, 4, ["0"], cores=16)
     assert all(s["OPENBLAS_NUM_THREADS"] == "4" and s["OMP_NUM_THREADS"] == "4" for s in slots)
