@@ -354,3 +354,23 @@ def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monke
     assert runner.main([str(job)]) == 0
     assert calls == ["share", "run run:first", "release", "exclusive after go", "run time:submission", "leave",
                      "share after go", "run run:later", "release"]
+
+
+def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(tmp_path, monkeypatch):
+    """The thread that tells the timing the GPU is free may wake after the grading ended and its
+    folder was removed (on an H200 `grade validate` printed that thread's traceback): nobody waits
+    then, so nothing is said."""
+    from types import SimpleNamespace
+
+    from grader import api
+
+    errors = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    gone = tmp_path / "gone" / "gpu-free"
+    task = Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(gone))
+    ctx = SimpleNamespace(planned={task.id: task}, background={})
+    api._release_gpu_when_idle(ctx)
+    for thread in threading.enumerate():
+        if thread.name == "release-gpu":
+            thread.join(5)
+    assert errors == [] and not gone.exists()
