@@ -14,9 +14,7 @@ from __future__ import annotations
 import fcntl
 import os
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 VARIABLE = "KERNEL_GRADER_LOCKS"  # the folder for lock files (not TMPDIR: each grading has its own)
 
@@ -106,24 +104,3 @@ def _flock_until(fd: int, op: int, deadline: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(0.01)
-
-
-@contextmanager
-def machine_exclusive(name: str, wait: float) -> Iterator[bool]:
-    """Hold a machine-wide lock `name` for the body; yields whether it was had within `wait` seconds.
-
-    ncu runs take turns in their profiling: on an H200, two ncu runs at once in separate temp
-    folders made one exit with status 9. The children are started (and ncu's start-up paid) before
-    this is taken, so only the profiled launches wait for each other.
-    """
-    folder = lock_folder()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / f"{name}.machine", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield False
-        return
-    try:
-        yield _flock_until(fd, fcntl.LOCK_EX, time.monotonic() + wait)
-    finally:
-        os.close(fd)  # closing releases the lock
