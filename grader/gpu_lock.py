@@ -3,8 +3,9 @@
 Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared
 while it runs a task (GpuDevice.using); a timing holds it exclusively, so nothing of another
 grading runs on that GPU while a kernel is timed, and a timing waits only for the tasks in flight,
-not for processes that are starting, waiting or exiting. Writers go first: a timing that waits stops new users from starting (a turnstile), so a
-busy batch cannot starve it. Built on flock(2): a killed process releases its locks with it.
+not for processes that are starting, waiting or exiting. Writers go first: a timing that waits
+stops new users from starting (a turnstile), so a busy batch cannot starve it. Built on flock(2):
+a killed process releases its locks with it.
 
     gate  taken exclusively, briefly, by a user on its way in; held by a timing throughout
     use   shared by users, exclusive for a timing
@@ -45,15 +46,18 @@ class GpuLock:
         except OSError:
             self._gate = self._use = -1  # no lock folder: grade unlocked rather than not at all
         self.mode = "none"
+        self._gave_up = False  # the last share() waited in vain for a timing
 
     def share(self, wait: float = SHARE_WAIT) -> bool:
-        """Become a user: wait while a timing holds or waits for the GPU (once per process). Whether
-        the share was had: after `wait` seconds this process goes on unlocked, because a timing holds
+        """Become a user for one task: wait while a timing holds or waits for the GPU. Whether the
+        share was had: after `wait` seconds this process goes on unlocked, because a timing holds
         the GPU as long as the kernel it times runs, and a student's kernel that hangs there must not
-        use up every other grading's time limit (on an H200 it stalled four gradings for a minute)."""
+        use up every other grading's time limit (on an H200 it stalled four gradings for a minute).
+        Once it has waited in vain, the process does not wait again until a share is had: shares are
+        per task, and ten seconds per task would add up to the whole time limit."""
         if self._use < 0 or self.mode != "none":
             return True
-        deadline = time.monotonic() + wait
+        deadline = time.monotonic() + (0.0 if self._gave_up else wait)
         passed = _flock_until(self._gate, fcntl.LOCK_EX, deadline)
         try:
             shared = _flock_until(self._use, fcntl.LOCK_SH, deadline)
@@ -61,6 +65,7 @@ class GpuLock:
             if passed:
                 fcntl.flock(self._gate, fcntl.LOCK_UN)
         self.mode = "shared" if shared else "none"
+        self._gave_up = not shared
         return shared
 
     def exclusive(self, wait: float = 30.0) -> bool:

@@ -93,5 +93,12 @@ def test_a_user_stops_waiting_for_a_timing_that_never_ends(tmp_path):
     start = time.monotonic()
     assert user.share(wait=0.3) is False
     assert 0.25 < time.monotonic() - start < 2 and user.mode == "none"
+    start = time.monotonic()
+    assert user.share(wait=5) is False  # shares are per task: it does not wait in vain a second time
+    assert time.monotonic() - start < 0.2
     timing.release()
     assert user.share(wait=1) is True and user.mode == "shared"
+    user.release()
+    assert timing.exclusive(wait=1)
+    start = time.monotonic()
+    assert user.share(wait=0.3) is False and time.monotonic() - start > 0.25  # having had one, it waits again
