@@ -70,8 +70,8 @@ def main(argv: list[str]) -> int:
                     if not alone:
                         result.setdefault("data", {})["shared_gpu"] = True
                 else:
-                    waited = time.time() - started
                     with device.using():
+                        waited = time.time() - started  # including any wait for another grading's timing
                         result, fatal = _execute(task, exercise, harness, device, modules, job)
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
             result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
