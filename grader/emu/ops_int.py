@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .operands import DTYPES, SINT, UINT, Unsupported, reader, type_mods, writer
+from .operands import DTYPES, UINT, Unsupported, reader, type_mods, writer
 from .ptx import Instr
 
 _WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": None, "u64": None}
@@ -204,7 +204,6 @@ def decode(ins: Instr, ctx, pc: int):
     if op in ("shl", "shr"):
         ra, wr = reader(o[1], dt), writer(o[0], dt)
         rs = reader(o[2], np.uint32)
-        wmax = dt.type(w - 1)
 
         def h(x):
             a = np.asarray(ra(x))
@@ -217,7 +216,6 @@ def decode(ins: Instr, ctx, pc: int):
             else:
                 r = np.where(s >= w, dt.type(0), np.right_shift(a, sc, dtype=dt))
             wr(x, np.asarray(r, dtype=dt))
-        del wmax
         return h
 
     if op == "popc":
@@ -235,23 +233,21 @@ def decode(ins: Instr, ctx, pc: int):
         rb, rc = reader(o[2], np.uint32), reader(o[3], np.uint32)
 
         def h(x):
-            a = np.asarray(ra(x)).astype(SINT[8] if dt.kind == "i" else np.uint64)
+            # PTX: pos and len are their low 8 bits; bit i of d is bit pos + i of a while i < len and
+            # pos + i stays inside the word, else the sign bit (bit min(pos + len - 1, top) of a for
+            # .s types with len > 0, else 0). So only min(len, width - pos) bits come from a.
             pos = (np.asarray(rb(x)) & np.uint32(0xFF)).astype(np.int64)
             ln = (np.asarray(rc(x)) & np.uint32(0xFF)).astype(np.int64)
-            pos_c = np.minimum(pos, w - 1)
             ua = np.asarray(ra(x)).astype(UINT[dt.itemsize]).astype(np.uint64)
-            field = (ua >> pos_c.astype(np.uint64))
-            lnc = np.minimum(ln, 64)
-            mask = np.where(lnc >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
-                            (np.uint64(1) << lnc.astype(np.uint64)) - np.uint64(1))
+            taken = np.clip(np.minimum(ln, w - pos), 0, 64)  # 0 whenever pos is past the word
+            field = ua >> np.minimum(pos, w - 1).astype(np.uint64)
+            mask = np.where(taken >= 64, np.uint64(0xFFFFFFFFFFFFFFFF),
+                            (np.uint64(1) << np.minimum(taken, 63).astype(np.uint64)) - np.uint64(1))
             field = field & mask
             if dt.kind == "i":
-                # sign bit: bit (pos+len-1) of a, clamped to the top bit
-                sbit_pos = np.minimum(pos + ln - 1, w - 1)
+                sbit_pos = np.clip(pos + ln - 1, 0, w - 1)
                 sbit = ((ua >> sbit_pos.astype(np.uint64)) & np.uint64(1)).astype(bool) & (ln > 0)
-                field = np.where(sbit & (lnc < 64), field | ~mask, field)
-            field = np.where(ln == 0, np.uint64(0), field)
-            del a
+                field = np.where(sbit, field | ~mask, field)
             wr(x, field.astype(UINT[dt.itemsize]).view(dt) if field.ndim else field.astype(UINT[dt.itemsize]).astype(dt))
         return h
 

@@ -141,3 +141,51 @@ def test_integer_semantics(compile_ptx):
     np.testing.assert_array_equal(got[7], brev.view(np.int32))
     np.testing.assert_array_equal(got[8], np.minimum(A, B) + (UA < UB))
     np.testing.assert_array_equal(emu.read(wide, np.int64, n), A * B + (UA << 20))
+
+
+BFE = r'''
+extern "C" __global__ void bfe_ops(const long long* a, const int* pos, const int* len, long long* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  int s; unsigned u; long long s64; unsigned long long u64;
+  asm("bfe.s32 %0, %1, %2, %3;" : "=r"(s) : "r"((int)a[i]), "r"(pos[i]), "r"(len[i]));
+  asm("bfe.u32 %0, %1, %2, %3;" : "=r"(u) : "r"((int)a[i]), "r"(pos[i]), "r"(len[i]));
+  asm("bfe.s64 %0, %1, %2, %3;" : "=l"(s64) : "l"(a[i]), "r"(pos[i]), "r"(len[i]));
+  asm("bfe.u64 %0, %1, %2, %3;" : "=l"(u64) : "l"(a[i]), "r"(pos[i]), "r"(len[i]));
+  out[i] = s; out[n + i] = (long long)u; out[2 * n + i] = s64; out[3 * n + i] = (long long)u64;
+}
+'''
+
+
+def _bfe_reference(a: int, pos: int, length: int, signed: bool, width: int) -> int:
+    """bfe as the PTX ISA defines it: pos and len are their low 8 bits; the sign bit is bit
+    min(pos + len - 1, width - 1) of a (0 when len is 0 or the type is unsigned); bits of d past the
+    field, or past the word, take the sign bit. Returned as a signed `width`-bit value."""
+    a &= (1 << width) - 1
+    pos, length = pos & 0xFF, length & 0xFF
+    sbit = 0 if (not signed or length == 0) else (a >> min(pos + length - 1, width - 1)) & 1
+    d = 0
+    for i in range(width):
+        d |= ((a >> (pos + i)) & 1 if i < length and pos + i <= width - 1 else sbit) << i
+    return d - (1 << width) if d >> (width - 1) else d
+
+
+def test_bit_field_extract_signed_and_unsigned(compile_ptx):
+    emu = Emulator(compile_ptx(BFE))
+    rng = np.random.default_rng(5)
+    n = 256
+    a = rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    pos = rng.integers(0, 72, n).astype(np.int32)
+    length = rng.integers(0, 72, n).astype(np.int32)
+    # the whole word, the top bit alone, an empty field, a field past the word, bytes that wrap (300 & 0xFF)
+    pos[:7], length[:7] = [0, 31, 63, 4, 40, 300, 8], [64, 1, 1, 0, 40, 4, 300]
+    out = _put(emu, "out", np.zeros(4 * n, np.int64))
+    r = emu.launch("bfe_ops", grid=(1,), block=(256,), args=[_put(emu, "a", a), _put(emu, "pos", pos),
+                                                             _put(emu, "len", length), out, n])
+    assert r.status == "ok", r.message
+    got = emu.read(out, np.int64, 4 * n).reshape(4, n)
+    for row, (signed, width) in enumerate(((True, 32), (False, 32), (True, 64), (False, 64))):
+        want = [_bfe_reference(int(x), int(p), int(k), signed, width) for x, p, k in zip(a, pos, length)]
+        if not signed and width == 32:
+            want = [v & 0xFFFFFFFF for v in want]  # the kernel widens the unsigned 32-bit result with zeros
+        np.testing.assert_array_equal(got[row], np.array(want, dtype=np.int64), err_msg=f"bfe.{'su'[not signed]}{width}")
