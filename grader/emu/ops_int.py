@@ -261,7 +261,7 @@ def decode(ins: Instr, ctx, pc: int):
             b = np.asarray(rb(x)).astype(np.uint64) & np.uint64((1 << w) - 1)
             pos = (np.asarray(rc(x)) & np.uint32(0xFF)).astype(np.uint64)
             ln = (np.asarray(rd(x)) & np.uint32(0xFF)).astype(np.uint64)
-            ln = np.minimum(ln, np.uint64(w)) if True else ln
+            ln = np.minimum(ln, np.uint64(w))  # bits past the word are never inserted
             pos_c = np.minimum(pos, np.uint64(63))
             mask = np.where(ln >= 64, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << ln) - np.uint64(1))
             r = (b & ~(mask << pos_c)) | ((f & mask) << pos_c)

@@ -189,3 +189,65 @@ def test_bit_field_extract_signed_and_unsigned(compile_ptx):
         if not signed and width == 32:
             want = [v & 0xFFFFFFFF for v in want]  # the kernel widens the unsigned 32-bit result with zeros
         np.testing.assert_array_equal(got[row], np.array(want, dtype=np.int64), err_msg=f"bfe.{'su'[not signed]}{width}")
+
+
+BFI_PRMT = r'''
+extern "C" __global__ void bfi_prmt(const long long* a, const long long* b, const int* pos, const int* len,
+                                    long long* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned r32, p; unsigned long long r64;
+  asm("bfi.b32 %0, %1, %2, %3, %4;" : "=r"(r32) : "r"((unsigned)a[i]), "r"((unsigned)b[i]), "r"(pos[i]), "r"(len[i]));
+  asm("bfi.b64 %0, %1, %2, %3, %4;" : "=l"(r64) : "l"(a[i]), "l"(b[i]), "r"(pos[i]), "r"(len[i]));
+  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(p) : "r"((unsigned)a[i]), "r"((unsigned)b[i]), "r"((unsigned)(b[i] >> 32)));
+  out[i] = (long long)r32; out[n + i] = (long long)r64; out[2 * n + i] = (long long)p;
+}
+'''
+
+
+def _bfi_reference(a: int, b: int, pos: int, length: int, width: int) -> int:
+    """bfi as the PTX ISA defines it: a's low bits replace bits pos.. of b, within the word."""
+    f = b & ((1 << width) - 1)
+    pos, length = pos & 0xFF, length & 0xFF
+    i = 0
+    while i < length and pos + i <= width - 1:
+        f = (f & ~(1 << (pos + i))) | (((a >> i) & 1) << (pos + i))
+        i += 1
+    return f
+
+
+def _prmt_reference(a: int, b: int, c: int) -> int:
+    """prmt (default mode): byte k of d is byte (c's nibble k & 7) of {b, a}, or that byte's top bit
+    copied into all eight when the nibble's bit 3 is set."""
+    both = (a & 0xFFFFFFFF) | ((b & 0xFFFFFFFF) << 32)
+    d = 0
+    for k in range(4):
+        sel = (c >> (4 * k)) & 0xF
+        byte = (both >> (8 * (sel & 7))) & 0xFF
+        if sel & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        d |= byte << (8 * k)
+    return d
+
+
+def test_bit_field_insert_and_byte_permute(compile_ptx):
+    emu = Emulator(compile_ptx(BFI_PRMT))
+    rng = np.random.default_rng(6)
+    n = 256
+    a = rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    b = rng.integers(-2**63, 2**63, n, dtype=np.int64)
+    pos = rng.integers(0, 72, n).astype(np.int32)
+    length = rng.integers(0, 72, n).astype(np.int32)
+    pos[:6], length[:6] = [0, 31, 63, 4, 40, 300], [64, 1, 1, 0, 40, 260]
+    out = _put(emu, "out", np.zeros(3 * n, np.int64))
+    r = emu.launch("bfi_prmt", grid=(1,), block=(256,), args=[_put(emu, "a", a), _put(emu, "b", b), _put(emu, "pos", pos),
+                                                              _put(emu, "len", length), out, n])
+    assert r.status == "ok", r.message
+    got = emu.read(out, np.int64, 3 * n).reshape(3, n).view(np.uint64)
+    A, B = [int(x) & (2**64 - 1) for x in a], [int(x) & (2**64 - 1) for x in b]
+    want32 = [_bfi_reference(x, y, int(p), int(k), 32) for x, y, p, k in zip(A, B, pos, length)]
+    want64 = [_bfi_reference(x, y, int(p), int(k), 64) for x, y, p, k in zip(A, B, pos, length)]
+    wantp = [_prmt_reference(x, y, y >> 32) for x, y in zip(A, B)]
+    np.testing.assert_array_equal(got[0], np.array(want32, dtype=np.uint64), err_msg="bfi.b32")
+    np.testing.assert_array_equal(got[1], np.array(want64, dtype=np.uint64), err_msg="bfi.b64")
+    np.testing.assert_array_equal(got[2], np.array(wantp, dtype=np.uint64), err_msg="prmt.b32")
