@@ -14,7 +14,7 @@ from .ptx import Instr
 _WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": None, "u64": None}
 
 _OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "abs", "neg", "and", "or", "xor",
-        "not", "cnot", "shl", "shr", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad"}
+        "not", "cnot", "shl", "shr", "shf", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad"}
 
 
 def _as(v, dt):
@@ -288,6 +288,25 @@ def decode(ins: Instr, ctx, pc: int):
                 byte = np.where((sel & np.uint64(8)) != 0, sign * np.uint64(0xFF), byte)
                 out |= byte << np.uint64(8 * k)
             wr(x, out.astype(np.uint32))
+        return h
+
+    if op == "shf":
+        # A funnel shift of the 64-bit pair [b, a]; NVRTC emits it for rotates such as ~(1u << k).
+        # .l keeps the high 32 bits of the pair shifted left, .r the low 32 bits of it shifted
+        # right; the count is c & 31 (.wrap) or min(c, 32) (.clamp).
+        if w != 32 or len({"l", "r"} & set(ins.mods)) != 1 or len({"wrap", "clamp"} & set(ins.mods)) != 1:
+            raise Unsupported(f"opcode {ins.full}")
+        ra, rb, rc = reader(o[1], np.uint32), reader(o[2], np.uint32), reader(o[3], np.uint32)
+        wr = writer(o[0], np.uint32)
+        left, clamp = "l" in ins.mods, "clamp" in ins.mods
+
+        def h(x):
+            a, b = _as(ra(x), np.uint64), _as(rb(x), np.uint64)
+            c = _as(rc(x), np.uint64)
+            n = np.minimum(c, np.uint64(32)) if clamp else c & np.uint64(31)
+            pair = (b << np.uint64(32)) | a
+            r = (pair << n) >> np.uint64(32) if left else pair >> n
+            wr(x, (r & np.uint64(0xFFFFFFFF)).astype(np.uint32))
         return h
 
     raise Unsupported(f"opcode {ins.full}")

@@ -251,3 +251,82 @@ def test_bit_field_insert_and_byte_permute(compile_ptx):
     np.testing.assert_array_equal(got[0], np.array(want32, dtype=np.uint64), err_msg="bfi.b32")
     np.testing.assert_array_equal(got[1], np.array(want64, dtype=np.uint64), err_msg="bfi.b64")
     np.testing.assert_array_equal(got[2], np.array(wantp, dtype=np.uint64), err_msg="prmt.b32")
+
+
+ATOMICS = r'''
+extern "C" __global__ void atomics(unsigned* counters, int* lo_hi, unsigned* bits, int* taken, const int* v, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  atomicInc(&counters[0], 9u);              // wraps to 0 after 9
+  atomicDec(&counters[1], 9u);              // from 0 wraps to 9
+  atomicMin(&lo_hi[0], v[i]);
+  atomicMax(&lo_hi[1], v[i]);
+  atomicMin(&counters[2], (unsigned)v[i]);  // unsigned: negatives are huge
+  atomicAnd(&bits[0], ~(1u << (i % 32)));
+  atomicOr(&bits[1], 1u << (i % 29));
+  atomicXor(&bits[2], (unsigned)v[i]);
+  // every thread tries to claim slot i % 7 once: exactly one claim per slot succeeds
+  taken[7 + i] = atomicCAS(&taken[i % 7], 0, i + 1) == 0;
+}
+'''
+
+
+def test_atomics_agree_with_any_serial_order(compile_ptx):
+    """Results that every serial order of the atomics gives alike, over several warps and blocks."""
+    emu = Emulator(compile_ptx(ATOMICS))
+    rng = np.random.default_rng(8)
+    n = 300
+    v = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+    counters = _put(emu, "counters", np.array([0, 0, 0xFFFFFFFF], np.uint32))
+    lo_hi = _put(emu, "lo_hi", np.array([2**31 - 1, -2**31], np.int32))
+    bits = _put(emu, "bits", np.array([0xFFFFFFFF, 0, 0], np.uint32))
+    taken = _put(emu, "taken", np.zeros(7 + n, np.int32))
+    r = emu.launch("atomics", grid=(3,), block=(128,), args=[counters, lo_hi, bits, taken, _put(emu, "v", v), n])
+    assert r.status == "ok", r.message
+    c = emu.read(counters, np.uint32, 3)
+    assert c[0] == n % 10                      # inc: 0, 1, ..., 9, 0, ...
+    assert c[1] == (10 - n % 10) % 10          # dec from 0: 9, 8, ..., 0, 9, ...
+    assert c[2] == v.view(np.uint32).min()
+    assert list(emu.read(lo_hi, np.int32, 2)) == [v.min(), v.max()]
+    xor = np.bitwise_xor.reduce(v.view(np.uint32))
+    assert list(emu.read(bits, np.uint32, 3)) == [0, (1 << 29) - 1, xor]
+    t = emu.read(taken, np.int32, 7 + n)
+    assert all(1 <= t[k] <= n and (t[k] - 1) % 7 == k for k in range(7))  # a thread of that slot claimed it
+    assert t[7:].sum() == 7 and all(t[7 + t[k] - 1] == 1 for k in range(7))  # that thread, and only it, was told so
+
+
+SHF = r'''
+extern "C" __global__ void funnel(const unsigned* a, const unsigned* b, const unsigned* c, unsigned* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  asm("shf.l.wrap.b32 %0, %1, %2, %3;" : "=r"(out[i]) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  asm("shf.l.clamp.b32 %0, %1, %2, %3;" : "=r"(out[n + i]) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  asm("shf.r.wrap.b32 %0, %1, %2, %3;" : "=r"(out[2 * n + i]) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  asm("shf.r.clamp.b32 %0, %1, %2, %3;" : "=r"(out[3 * n + i]) : "r"(a[i]), "r"(b[i]), "r"(c[i]));
+  out[4 * n + i] = (a[i] << (c[i] & 31)) | (a[i] >> ((32 - (c[i] & 31)) & 31));  // a rotate, as C writes it
+}
+'''
+
+
+def test_funnel_shifts_and_rotates(compile_ptx):
+    """shf as the PTX ISA defines it: the pair [b, a] shifted by c & 31 (.wrap) or min(c, 32) (.clamp),
+    keeping the high word (.l) or the low word (.r)."""
+    emu = Emulator(compile_ptx(SHF))
+    rng = np.random.default_rng(9)
+    n = 256
+    a, b = (rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) for _ in range(2))
+    c = rng.integers(0, 80, n).astype(np.uint32)
+    c[:4] = [0, 31, 32, 33]
+    out = _put(emu, "out", np.zeros(5 * n, np.uint32))
+    r = emu.launch("funnel", grid=(1,), block=(256,), args=[_put(emu, "a", a), _put(emu, "b", b), _put(emu, "c", c), out, n])
+    assert r.status == "ok", r.message
+    got = emu.read(out, np.uint32, 5 * n).reshape(5, n)
+    for row, (left, clamp) in enumerate(((True, False), (True, True), (False, False), (False, True))):
+        want = []
+        for x, y, k in zip(a.tolist(), b.tolist(), c.tolist()):
+            s = min(k, 32) if clamp else k & 31
+            pair = (y << 32) | x
+            want.append(((pair << s) >> 32) & 0xFFFFFFFF if left else (pair >> s) & 0xFFFFFFFF)
+        np.testing.assert_array_equal(got[row], np.array(want, dtype=np.uint32), err_msg=f"row {row}")
+    rot = [((x << (k & 31)) | (x >> ((32 - (k & 31)) & 31))) & 0xFFFFFFFF for x, k in zip(a.tolist(), c.tolist())]
+    np.testing.assert_array_equal(got[4], np.array(rot, dtype=np.uint32))
