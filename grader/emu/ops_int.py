@@ -290,6 +290,15 @@ def decode(ins: Instr, ctx, pc: int):
             wr(x, out.astype(np.uint32))
         return h
 
+    if op == "sad":
+        # d = c + |a - b|, in the type's own width (wrapping, as the hardware does): __sad, __usad.
+        ra, rb, rc, wr = reader(o[1], dt), reader(o[2], dt), reader(o[3], dt), writer(o[0], dt)
+
+        def h(x):
+            a, b = _as(ra(x), dt), _as(rb(x), dt)
+            wr(x, np.add(np.subtract(np.maximum(a, b), np.minimum(a, b), dtype=dt), _as(rc(x), dt), dtype=dt))
+        return h
+
     if op == "shf":
         # A funnel shift of the 64-bit pair [b, a]; NVRTC emits it for rotates such as ~(1u << k).
         # .l keeps the high 32 bits of the pair shifted left, .r the low 32 bits of it shifted

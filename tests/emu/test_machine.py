@@ -330,3 +330,31 @@ def test_funnel_shifts_and_rotates(compile_ptx):
         np.testing.assert_array_equal(got[row], np.array(want, dtype=np.uint32), err_msg=f"row {row}")
     rot = [((x << (k & 31)) | (x >> ((32 - (k & 31)) & 31))) & 0xFFFFFFFF for x, k in zip(a.tolist(), c.tolist())]
     np.testing.assert_array_equal(got[4], np.array(rot, dtype=np.uint32))
+
+
+SAD = r'''
+extern "C" __global__ void sad(const int* a, const int* b, const unsigned* c, unsigned* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    out[i] = __sad(a[i], b[i], c[i]);
+    out[n + i] = __usad((unsigned)a[i], (unsigned)b[i], c[i]);
+  }
+}
+'''
+
+
+def test_sum_of_absolute_difference(compile_ptx):
+    emu = Emulator(compile_ptx(SAD))
+    rng = np.random.default_rng(10)
+    n = 256
+    a, b = (rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32) for _ in range(2))
+    c = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    a[0], b[0] = 2**31 - 1, -2**31  # |a - b| = 2^32 - 1: wraps in 32 bits
+    out = _put(emu, "out", np.zeros(2 * n, np.uint32))
+    r = emu.launch("sad", grid=(1,), block=(256,), args=[_put(emu, "a", a), _put(emu, "b", b), _put(emu, "c", c), out, n])
+    assert r.status == "ok", r.message
+    got = emu.read(out, np.uint32, 2 * n).reshape(2, n)
+    signed = [(abs(x - y) + z) & 0xFFFFFFFF for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())]
+    unsigned = [(abs((x & 0xFFFFFFFF) - (y & 0xFFFFFFFF)) + z) & 0xFFFFFFFF for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())]
+    np.testing.assert_array_equal(got[0], np.array(signed, dtype=np.uint32))
+    np.testing.assert_array_equal(got[1], np.array(unsigned, dtype=np.uint32))
