@@ -92,8 +92,9 @@ class CpuSampler:
 
     def table(self, per: int = 1, top: int = 15) -> list[str]:
         """The busiest kinds of process, with CPU seconds in all and per `per` (e.g. per grading)."""
-        rows = sorted(self.totals().items(), key=lambda kv: -kv[1][0])
-        total = sum(s for s, _ in self.totals().values())
+        totals = self.totals()
+        rows = sorted(totals.items(), key=lambda kv: -kv[1][0])
+        total = sum(s for s, _ in totals.values())
         lines = [f"CPU seconds by kind of process (sampled every {self.interval} s): {total:.0f} s in all, "
                  f"{total / max(per, 1):.1f} s per grading"]
         lines += [f"    {name[:56]:<56} {seconds:8.1f} s  {seconds / max(per, 1):6.2f} per grading  ({n} processes)"

@@ -67,22 +67,21 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
     start, cpu = time.perf_counter(), children_cpu()
-    sampler = CpuSampler().__enter__()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
-    finished = True
-    while proc.poll() is None:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
-        elapsed = time.perf_counter() - start
-        print(f"batch: {len(list((out / 'results').glob('*.json')))} of {size} graded after {elapsed:.0f} s", flush=True)
-        if limit is not None and elapsed > limit and proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait()
-            finished = False
-    seconds = max(time.perf_counter() - start, 1e-9)
-    sampler.__exit__(None, None, None)
+    with CpuSampler() as sampler:
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+        finished = True
+        while proc.poll() is None:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            elapsed = time.perf_counter() - start
+            print(f"batch: {len(list((out / 'results').glob('*.json')))} of {size} graded after {elapsed:.0f} s", flush=True)
+            if limit is not None and elapsed > limit and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait()
+                finished = False
+        seconds = max(time.perf_counter() - start, 1e-9)
     cpu = children_cpu() - cpu
     if finished and proc.returncode not in (0, 1):
         raise SystemExit(f"grade batch failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
@@ -92,16 +91,16 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
         for stage in doc.get("extra_data", {}).get("stages", []):
             totals[stage["name"]] = totals.get(stage["name"], 0.0) + stage["seconds"]
     # Copies of one file must get one score: a second score means a check depended on the load.
+    # (Each copy is named studentNNN_<original file>.)
+    originals = [doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1] for doc in docs]
     scores: dict[str, Counter] = {}
-    for doc in docs:
-        original = doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1]
+    for original, doc in zip(originals, docs):
         scores.setdefault(original, Counter())[round(float(doc.get("score", -1)), 2)] += 1
     print("batch scores by original file: " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(scores.items())))
     # Where copies disagree, which tests did (a racy kernel may fail differently run to run).
     by_test: dict[tuple[str, str], Counter] = {}
-    for doc in docs:
-        original = doc.get("extra_data", {}).get("batch", {}).get("student", "?").split("_", 1)[-1]
-        if len(scores.get(original, ())) > 1:
+    for original, doc in zip(originals, docs):
+        if len(scores[original]) > 1:
             for t in doc.get("tests", []):
                 by_test.setdefault((original, t.get("name", "?")), Counter())[t.get("score")] += 1
     for (original, test), seen in sorted(by_test.items()):

@@ -97,9 +97,8 @@ class Runner:
         """Start a runner child now, before its tasks are known; it gives up after `wait` seconds
         without a job (the parent went away)."""
         stem = self.workdir / f"job{next(self._ids)}"
-        argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
-        argv += python_argv("grader.runner", str(stem.with_suffix(".json")), "--prestart", backend,
-                            "pool" if pool else "no-pool", str(self.exercise_root), f"{wait:.0f}")
+        argv = _runner_argv(wrapper, stem, "--prestart", backend, "pool" if pool else "no-pool",
+                            str(self.exercise_root), f"{wait:.0f}")
         spawned = time.time()
         child = start_child(argv, limits=child_limits(self.limits, wait + self.limits.run_seconds, backend),
                             env={**self.env, **(extra_env or {})}, output_cap=self.limits.output_bytes, cwd=str(self.workdir))
@@ -160,8 +159,7 @@ class Runner:
             if prestarted:  # already running, waiting for this job: the time limit starts now
                 spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left), None
             else:
-                argv = [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper]
-                argv += python_argv("grader.runner", str(stem.with_suffix(".json")))
+                argv = _runner_argv(wrapper, stem)
                 spawned = time.time()
                 child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(env),
                                   output_cap=self.limits.output_bytes, cwd=str(self.workdir))
@@ -239,6 +237,12 @@ def _timeout_text(budget: float, child: ChildRun) -> str:
         return (f"did not finish within the {budget:.0f} s time limit while printing {child.stdout_bytes / 1e6:,.1f} MB: "
                 "printf from every thread is slow on a GPU, where each line is written out; remove the printf calls")
     return f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)"
+
+
+def _runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
+    """The runner child's command for job stem.json, under `wrapper` (its {log} becomes stem.log)."""
+    return [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper] + \
+        python_argv("grader.runner", str(stem.with_suffix(".json")), *extra)
 
 
 def _sizes(task: Task) -> str:

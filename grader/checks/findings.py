@@ -6,7 +6,7 @@ from typing import Any, Mapping, Sequence
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
-from ..tools import parse_sanitizer, sanitizer_wrapper
+from ..tools import SANITIZER_EXIT, parse_sanitizer, sanitizer_wrapper
 from .base import Context, emu_launches, sizes_text, verdict
 
 MAX_MESSAGES = 6
@@ -152,7 +152,7 @@ def run_sanitizer(ctx: Context, tool: str, sizes: Mapping[str, int]) -> str | No
     report = parse_sanitizer(stage.log_text())
     child = stage.children[-1] if stage.children else None
     result = stage.results.get(task.id)
-    if report.errors or (child and child.returncode == 86):
+    if report.errors or (child and child.returncode == SANITIZER_EXIT):
         details = "; ".join(report.lines[:4])
         return f"compute-sanitizer {tool} at {sizes_text(sizes)}: {report.errors or 'some'} error(s). {details}".strip()
     if result is not None and result.status in ("timeout", "crashed"):
