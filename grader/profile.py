@@ -28,9 +28,16 @@ METRICS = (
     "smsp__sass_inst_executed_op_shared_st.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "smsp__inst_executed_op_shared_atom.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
 )
 # Short column titles for the per-line table, in METRICS order.
-TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves")
+TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves",
+          "atom sect", "red sect", "atom req", "red req", "sh atom inst", "sh atom wave")
 
 
 @dataclass(frozen=True)
@@ -122,12 +129,14 @@ def table(p: Profile) -> list[str]:
     if p.error:
         lines.append(f"  error: {p.error}")
     src = p.source.splitlines()
-    head = "  line " + "".join(f"{t:>12}" for t in TITLES) + "  source"
+    # The load/store columns always; the atomics' only when the kernel has some.
+    shown = [(m, t) for i, (m, t) in enumerate(zip(METRICS, TITLES)) if i < 8 or p.counters.get(m, 0)]
+    head = "  line " + "".join(f"{t:>13}" for _, t in shown) + "  source"
     lines.append(head)
     for line, counters in sorted(p.per_line.items()):
-        if not any(counters.get(m, 0) for m in METRICS):
+        if not any(counters.get(m, 0) for m, _ in shown):
             continue
         text = src[line - 1].strip()[:60] if 0 < line <= len(src) else ""
-        lines.append(f"  {line:>4} " + "".join(f"{counters.get(m, 0):>12,.0f}" for m in METRICS) + f"  {text}")
-    lines.append("  total" + "".join(f"{p.counters.get(m, 0):>12,.0f}" for m in METRICS))
+        lines.append(f"  {line:>4} " + "".join(f"{counters.get(m, 0):>13,.0f}" for m, _ in shown) + f"  {text}")
+    lines.append("  total" + "".join(f"{p.counters.get(m, 0):>13,.0f}" for m, _ in shown))
     return lines

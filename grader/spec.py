@@ -39,6 +39,29 @@ PARAM_TYPES: Mapping[str, tuple[str, bool]] = {
 
 Sizes = Mapping[str, int]
 
+# The Nsight Compute metrics a counters check may sum (its spec's `counters`); the emulator counts
+# every one of them under the same name.
+COUNTER_METRICS: Mapping[str, tuple[str, ...]] = {
+    "traffic": (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    ),
+    "bank-conflicts": (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        "smsp__sass_inst_executed_op_shared_ld.sum",
+        "smsp__sass_inst_executed_op_shared_st.sum",
+        "smsp__inst_executed_op_shared_atom.sum",
+    ),
+}
+
 
 @dataclass(frozen=True)
 class Param:
@@ -121,6 +144,12 @@ class CheckSpec:
     # emulator cannot run the kernel (its checks at emu_size see what the sanitizers would, exactly);
     # "always" runs it as well; "never" not at all.
     sanitizer: str = "fallback"
+    # traffic and bank-conflicts: the metrics summed for the ratio (empty: the check's default set).
+    counters: tuple[str, ...] = ()
+    # race on a GPU: how the repeated launches' outputs are compared. "bitwise" (any difference is a
+    # race) or "tolerance" (a launch differs only when an output is outside the exercise's tolerance
+    # of the reference, for kernels whose float atomics add in a different order each launch).
+    compare: str = "bitwise"
 
 
 @dataclass(frozen=True)
@@ -262,6 +291,15 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
                 c[key] = case(c[key], f"checks.{category}.{key}")
         if category in ("race", "memory-safety", "traffic", "bank-conflicts", "performance") and "size" not in c:
             raise SpecError(f"{source}: field checks.{category}: needs a 'size' to run at")
+        if "counters" in c:
+            allowed = COUNTER_METRICS.get(category, ())
+            wrong = [m for m in c["counters"] if m not in allowed]
+            if wrong or not allowed:
+                raise SpecError(f"{source}: field checks.{category}.counters: {', '.join(wrong) or 'counters'} "
+                                f"cannot be summed by this check (allowed: {', '.join(allowed) or 'none'})")
+            c["counters"] = tuple(c["counters"])
+        if "compare" in c and category != "race":
+            raise SpecError(f"{source}: field checks.{category}.compare: only the race check compares launches")
         checks[category] = CheckSpec(category=category, **c)
     limits_raw = dict(raw.get("limits", {}))
     if "allowed_includes" in limits_raw:
