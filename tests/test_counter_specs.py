@@ -68,3 +68,36 @@ def test_race_compare_defaults_to_bitwise():
     raw = copy.deepcopy(VALID)
     raw["checks"]["race"]["compare"] = "tolerance"
     assert spec_module.from_dict(raw).checks["race"].compare == "tolerance"
+
+
+def _repeat(compare_mode, launches):
+    from types import SimpleNamespace
+
+    from grader.checks.race import _repeat_problems
+    from grader.tasks import TaskResult
+
+    raw = copy.deepcopy(VALID)
+    raw["checks"]["race"]["compare"] = compare_mode
+    conf = spec_module.from_dict(raw).checks["race"]
+    ctx = SimpleNamespace(results={"race:repeat": TaskResult("race:repeat", "ok", launches=tuple(launches))},
+                          emu_available=False)
+    extra: dict = {}
+    return _repeat_problems(ctx, conf, extra), extra
+
+
+def _launch(digest, ok):
+    return {"digest": digest, "compare": {"ok": ok}}
+
+
+@pytest.mark.parametrize("mode", ["bitwise", "tolerance"])
+def test_launches_that_differ_and_are_wrong_are_a_race_in_either_mode(mode):
+    problems, _ = _repeat(mode, [_launch("a", True), _launch("b", False), _launch("c", False)])
+    assert problems and "3 different results (2 of them wrong)" in problems[0]
+
+
+def test_float_atomics_differing_within_tolerance_pass_only_under_tolerance():
+    launches = [_launch("a", True), _launch("b", True), _launch("a", True)]
+    problems, _ = _repeat("bitwise", launches)
+    assert problems
+    problems, extra = _repeat("tolerance", launches)
+    assert problems == [] and "within the tolerance" in extra["note"]
