@@ -37,7 +37,8 @@ from .stages import Runner, child_limits
 from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")
-_PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"}}
+_PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"},
+              "long long": {"u64", "s64", "b64"}, "unsigned long long": {"u64", "s64", "b64"}, "double": {"f64", "b64"}}
 
 
 def resolve_backend(requested: str) -> tuple[str, GpuInfo | None, str]:

@@ -84,8 +84,10 @@ class Harness:
                 arr = np.ascontiguousarray(made[p.name], dtype=p.dtype)
                 if arr.shape != shape:
                     raise SpecError(f"{self.exercise.harness_path}: make_inputs gave {p.name} shape {arr.shape}, spec says {shape}")
-            elif p.dtype == "float32":
-                arr = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+            elif np.dtype(p.dtype).kind == "f":
+                arr = rng.uniform(-1.0, 1.0, size=shape).astype(p.dtype)
+            elif np.dtype(p.dtype).kind == "u":
+                arr = rng.integers(0, 100, size=shape).astype(p.dtype)
             else:
                 arr = rng.integers(-100, 100, size=shape).astype(p.dtype)
             inputs[p.name] = arr

@@ -30,11 +30,21 @@ CATEGORIES = ("compile", "correctness", "memory-safety", "race", "traffic", "ban
 PARAM_TYPES: Mapping[str, tuple[str, bool]] = {
     "const float*": ("float32", True),
     "float*": ("float32", True),
+    "const double*": ("float64", True),
+    "double*": ("float64", True),
+    "const __half*": ("float16", True),
+    "__half*": ("float16", True),
     "const int*": ("int32", True),
     "int*": ("int32", True),
+    "const unsigned int*": ("uint32", True),
+    "unsigned int*": ("uint32", True),
+    "const unsigned char*": ("uint8", True),
     "int": ("int32", False),
     "unsigned int": ("uint32", False),
+    "long long": ("int64", False),
+    "unsigned long long": ("uint64", False),
     "float": ("float32", False),
+    "double": ("float64", False),
 }
 
 Sizes = Mapping[str, int]

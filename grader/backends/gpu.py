@@ -79,9 +79,10 @@ class GpuDevice:
 
     def empty(self, name: str, dtype: np.dtype, count: int, fill_nan: bool) -> Buffer:
         cp = self.cp
-        raw = cp.empty(count + 2 * GUARD_ELEMENTS, dtype=dtype)
+        guard, total = guard_layout(np.dtype(dtype), count)
+        raw = cp.empty(total, dtype=dtype)
         raw.view(cp.uint32)[...] = CANARY_BITS
-        data = raw[GUARD_ELEMENTS:GUARD_ELEMENTS + count]
+        data = raw[guard:guard + count]
         if not fill_nan:
             data.fill(0)
         return Buffer(name, np.dtype(dtype), count, arg=data, handle=(raw, data))
@@ -90,10 +91,7 @@ class GpuDevice:
         return buf.handle[1].get()
 
     def canary_damage(self, buf: Buffer) -> dict[str, int]:
-        raw = buf.handle[0].view(self.cp.uint32).get()
-        before = int(np.count_nonzero(raw[:GUARD_ELEMENTS] != CANARY_BITS))
-        after = int(np.count_nonzero(raw[GUARD_ELEMENTS + buf.count:] != CANARY_BITS))
-        return {k: v for k, v in (("before", before), ("after", after)) if v}
+        return canary_words_damaged(buf.handle[0].view(self.cp.uint32).get(), np.dtype(buf.dtype), buf.count)
 
     def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int) -> LaunchOutcome:
         cp = self.cp
@@ -109,6 +107,27 @@ class GpuDevice:
         for b in bufs:
             b.handle = None
             b.arg = None
+
+
+def guard_layout(dtype: np.dtype, count: int) -> tuple[int, int]:
+    """(guard elements on each side, total elements) of a buffer of `count` elements of `dtype`:
+    GUARD_ELEMENTS 4-byte canary words on each side whatever the element size, and the whole in
+    whole 4-byte words (a 2-byte type with an odd count gets one element of padding)."""
+    size = dtype.itemsize
+    guard = GUARD_ELEMENTS * 4 // size  # 4 KiB of canaries on each side
+    pad = (-count * size) % 4 // size
+    return guard, 2 * guard + count + pad
+
+
+def canary_words_damaged(words: np.ndarray, dtype: np.dtype, count: int) -> dict[str, int]:
+    """Canary words changed before and after the data, in a buffer laid out by guard_layout and read
+    back as uint32. A word the data shares with padding (a 2-byte type, odd count) is not checked."""
+    guard, _ = guard_layout(dtype, count)
+    first = guard * dtype.itemsize // 4
+    end = -(-(guard + count) * dtype.itemsize // 4)  # first word past the data, rounded up
+    before = int(np.count_nonzero(words[:first] != CANARY_BITS))
+    after = int(np.count_nonzero(words[end:] != CANARY_BITS))
+    return {k: v for k, v in (("before", before), ("after", after)) if v}
 
 
 def _explain(text: str) -> str:

@@ -54,7 +54,8 @@ class RaceCheck:
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} all agreed with the reference within the "
                        "tolerance (they differ only in the order float atomics added)")
         if ctx.emu_available and not gpu_stands_in(ctx, small):
-            how.append(f"the emulator found no shared-memory hazard and no divergent barrier at {sizes_text(small)}")
+            how.append(f"the emulator found no hazard in shared or global memory (between warps, lanes of a warp, or "
+                       f"blocks) and no divergent barrier at {sizes_text(small)}")
         elif ctx.backend == "gpu" and ctx.tools.sanitizer and conf.sanitizer != "never":
             how.append(f"compute-sanitizer racecheck and synccheck found nothing at {sizes_text(small)}")
         how = how or ["no launch disagreed and no hazard was seen"]

@@ -131,12 +131,12 @@ class DecodeContext:
 
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from . import ops_control, ops_convert, ops_float, ops_int, ops_memory, ops_warp
+    from . import ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
 
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph
-    families = (ops_control, ops_warp, ops_memory, ops_float, ops_int, ops_convert)
+    families = (ops_control, ops_warp, ops_memory, ops_half, ops_float, ops_int, ops_convert)
     handlers = []
     for pc, ins in enumerate(kernel.instrs):
         h = None
@@ -177,6 +177,7 @@ class Machine(Rendezvous):
         self.rec = rec
         self.shadow = shadow
         self.shadow_blocks = 0  # blocks with linear id below this are tracked by the shadow
+        self.gshadow = None  # the launch's global-memory race shadow (global_hazards.py), if tracked
         self.grid = tuple(grid)
         self.block = tuple(block)
         self.dyn_shared = int(dyn_shared)
@@ -237,6 +238,9 @@ class Machine(Rendezvous):
         self.exit_pc = code.cfg.exit_pc
         self._ar = np.arange(self.NW)
         self._ret_cache: dict[int, bool] = {}
+        # warp-level synchronisations (__syncwarp, shuffles, votes: any `.sync` collective) each warp
+        # has executed: the hazard shadow's intra-warp rule compares them (hazards.py)
+        self.warp_sync = np.zeros(self.NW, dtype=np.int64)
 
     # ------------------------------------------------------------------ special registers
     def special(self, name: str) -> np.ndarray:
@@ -303,6 +307,8 @@ class Machine(Rendezvous):
                 x = self._exec(pc, W, tbits[~missing]) if W.size else None
         if x is not None:
             self.code.handlers[pc](x)
+            if coll is not None:
+                self.warp_sync[W] += 1
             rec.steps += 1
             rec.warp_instructions += W.size
             if not x.advanced:
@@ -517,6 +523,8 @@ class Machine(Rendezvous):
         if self.shadow is not None:
             ids = self.block_ids[np.flatnonzero(rel)]
             self.shadow.barrier(ids[ids < self.shadow_blocks])
+        if self.gshadow is not None:
+            self.gshadow.barrier(self.block_ids[np.flatnonzero(rel)])
 
     def _bar_red(self, ins: Instr, W: np.ndarray) -> None:
         from .ptx import Reg

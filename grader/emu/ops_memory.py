@@ -186,10 +186,21 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     if bad.any():
         _record_faults(x, space, addr, code, bad, total, write, line)
     # Out-of-bounds lanes still count: on the hardware their request goes out like any other.
+    if m.gshadow is not None and ok.any():
+        _shadow_global(x, addr, ok, total, write, line, False)
     sect = traffic.global_sectors(addr.reshape(-1, WARP), total, mask.reshape(-1, WARP))
     rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
     rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
     return _move(m.heap.data, m.heap.byte_index(addr), ok, x.n, esize, nvec, ut, write, vals)
+
+
+def _shadow_global(x, addr, ok, nbytes, write, line, atomic) -> None:
+    """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py)."""
+    m = x.m
+    lanes = x.lanes()[ok]
+    block = m.block_ids[m.lane_block[lanes]]
+    tid = lanes % (m.wpb * WARP)
+    m.gshadow.access(addr[ok], nbytes, block, tid, write, line, atomic)
 
 
 def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):
@@ -263,11 +274,13 @@ def _window_access(x, space, addr, mask, esize, nvec, write, vals, line):
         if m.shadow is not None and ok.any():
             gb = m.block_ids[m.warp_block[x.W]]
             keep = gb < m.shadow_blocks
+            vol = "volatile" in x.instr.mods
+            sync = m.warp_sync[x.W]
             if keep.all():
-                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line)
+                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line, sync, vol)
             elif keep.any():
                 m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], total, ok2[keep],
-                                write, line)
+                                write, line, sync[keep], vol)
     else:
         bidx = m.lane_local_base[x.idx] + off
     return _move(sp.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
@@ -348,6 +361,8 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
                 sp = "global"
         data, bidx, ok = _atom_target(x, sp, a, esize, line)
         _count_atomic(x, sp, a, esize, counts_as_atom, ok, line)
+        if sp == "global" and x.m.gshadow is not None and ok.any():
+            _shadow_global(x, a, ok, esize, True, line, True)
         lanes_ok = np.flatnonzero(ok)
         if lanes_ok.size:
             _apply_atomic(data, bidx[lanes_ok], esize, dt, aop, b[lanes_ok],
@@ -414,6 +429,20 @@ def _count_atomic(x, space, addr, esize, returns, ok, line):
     wf, _ = _wavefronts(off2, esize, ok2)
     m.rec.add(line, K_SH_ATOM, x.W.size)  # as for shared loads and stores: every warp at the instruction
     m.rec.add(line, K_WF_ATOM, wf)
+    _shadow_atomic(x, off2, esize, ok2, line)
+
+
+def _shadow_atomic(x, off2, esize, ok2, line):
+    """A shared atomic in the hazard shadow: a write that races with plain accesses of other warps
+    (and other lanes, by the intra-warp rule) but never with other atomics."""
+    m = x.m
+    if m.shadow is None or not ok2.any():
+        return
+    gb = m.block_ids[m.warp_block[x.W]]
+    keep = gb < m.shadow_blocks
+    if keep.any():
+        m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], esize, ok2[keep], True, line,
+                        m.warp_sync[x.W][keep], False, atomic=True)
 
 
 def _atom_target(x, space, addr, esize, line):
