@@ -1,0 +1,94 @@
+"""Buffer and scalar types beyond float and int: spec, default inputs, GPU canary layout, and a
+launch through the emulator backend with every new type."""
+import copy
+
+import numpy as np
+import pytest
+
+from grader import spec as spec_module
+from grader.backends.base import CANARY_BITS, GUARD_ELEMENTS
+from grader.backends.gpu import canary_words_damaged, guard_layout
+
+SPEC = {
+    "id": "types", "title": "Types", "sizes": ["n"],
+    "kernel": {"name": "k", "params": [
+        {"name": "h", "type": "const __half*", "role": "in", "shape": ["n"]},
+        {"name": "d", "type": "const double*", "role": "in", "shape": ["n"]},
+        {"name": "c", "type": "const unsigned char*", "role": "in", "shape": ["n"]},
+        {"name": "u", "type": "unsigned int*", "role": "out", "shape": ["n"]},
+        {"name": "o", "type": "double*", "role": "out", "shape": ["n"]},
+        {"name": "ho", "type": "__half*", "role": "out", "shape": ["n"]},
+        {"name": "big", "type": "long long", "value": "n * 1000000000"},
+        {"name": "scale", "type": "double", "value": "0.5"},
+        {"name": "n", "type": "int", "value": "n"}],
+        "block": ["64"], "grid": ["ceil(n / 64)"]},
+    "cases": {"public": [{"n": 1}, {"n": 100}]},
+    "checks": {"correctness": {"points": 10}},
+}
+
+KERNEL = r'''
+#include <cuda_fp16.h>
+extern "C" __global__ void k(const __half* h, const double* d, const unsigned char* c, unsigned int* u, double* o,
+                             __half* ho, long long big, double scale, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    u[i] = (unsigned)c[i] + (unsigned)(big / 1000000000LL);
+    o[i] = d[i] * scale;
+    ho[i] = __hadd(h[i], h[i]);
+  }
+}
+'''
+
+
+def test_new_types_load_and_map_to_numpy_dtypes():
+    spec = spec_module.from_dict(SPEC)
+    assert [p.dtype for p in spec.kernel.params] == [
+        "float16", "float64", "uint8", "uint32", "float64", "float16", "int64", "float64", "int32"]
+    assert "const __half* h" in spec.kernel.signature and "long long big" in spec.kernel.signature
+
+
+@pytest.mark.parametrize("dtype, count", [(np.float16, 7), (np.float16, 8), (np.float64, 5), (np.uint8, 3),
+                                          (np.float32, 9)])
+def test_gpu_canaries_cover_4_kib_on_each_side_in_whole_words(dtype, count):
+    dt = np.dtype(dtype)
+    guard, total = guard_layout(dt, count)
+    assert guard * dt.itemsize == GUARD_ELEMENTS * 4 and (total * dt.itemsize) % 4 == 0
+    raw = np.zeros(total, dtype=dt)
+    raw.view(np.uint32)[...] = CANARY_BITS
+    raw[guard:guard + count] = 0  # the kernel's writes inside the buffer
+    assert canary_words_damaged(raw.view(np.uint32), dt, count) == {}
+    raw[guard - 1] = 1  # one element before
+    raw[total - 1] = 1  # the last element after
+    assert canary_words_damaged(raw.view(np.uint32), dt, count) == {"before": 1, "after": 1}
+
+
+def test_every_new_type_runs_through_the_emulator_backend(tmp_path):
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from grader import exercise as exercise_module
+    from grader.backends.emu import EmuDevice
+    from grader.launch import launch_kernel
+    from tests.emu_compile import compile_with_headers
+
+    ptx = compile_with_headers(KERNEL)
+    if ptx is None:
+        pytest.skip("NVRTC's bundled cuda_fp16.h is not available here")
+    artifact = tmp_path / "k.ptx"
+    artifact.write_text(ptx)
+    spec = spec_module.from_dict(SPEC)
+    rng = np.random.default_rng(0)
+    root = tmp_path / "types"
+    root.mkdir()
+    (root / "harness.py").write_text("def reference(i, s):\n    return {}\n")
+    import tomllib  # noqa: F401  (the spec is built from the dict above)
+    ex = exercise_module.Exercise.__new__(exercise_module.Exercise)
+    del ex
+    inputs = {"h": rng.uniform(-1, 1, 100).astype(np.float16), "d": rng.uniform(-1, 1, 100),
+              "c": rng.integers(0, 256, 100).astype(np.uint8)}
+    device = EmuDevice()
+    kernel = device.load(str(artifact), "k")
+    launched = launch_kernel(spec, device, kernel, {"n": 100}, inputs, step_limit=100_000)
+    assert launched.outcome.error is None, launched.outcome.error
+    out = launched.contents
+    assert np.array_equal(out["u"], inputs["c"].astype(np.uint32) + 100)
+    assert np.array_equal(out["o"], inputs["d"] * 0.5)
+    assert np.array_equal(out["ho"], inputs["h"] + inputs["h"])
