@@ -407,3 +407,40 @@ def test_bfind_and_ffs_against_the_ptx_isa(compile_ptx):
         assert got[i, 3] == _bfind(s64, 64, True)
         assert got[i, 4] == ((u & -u).bit_length())  # __ffs: 1 + index of the lowest set bit, 0 for 0
         assert got[i, 5] == ((s64 & -s64) & (2**64 - 1)).bit_length()
+
+
+NAMED = r'''
+extern "C" __global__ void k(float* out) {
+  __shared__ float s[128];
+  int t = threadIdx.x;
+  s[t] = t;
+  if (t < 64) {
+    asm volatile("bar.sync 1, 64;");   // warps 0 and 1 only
+    out[t] = s[63 - t];
+  } else {
+    asm volatile("bar.sync 2, 64;");   // warps 2 and 3 only
+    out[t] = s[191 - t];
+  }
+  asm volatile("bar.sync 0, 128;");    // the whole block, with its thread count
+  out[128 + t] = s[127 - t];
+}
+'''
+
+
+def test_named_barriers_with_a_thread_count(compile_ptx):
+    emu = Emulator(compile_ptx(NAMED))
+    out = emu.alloc(4 * 256)
+    report = emu.launch("k", grid=1, block=128, args=[out])
+    assert report.status == "ok", report.message
+    assert report.hazards == () and report.barrier_errors == ()
+    got = emu.read(out, np.float32, 256)
+    t = np.arange(128)
+    assert np.array_equal(got[:128], np.where(t < 64, 63 - t, 191 - t))
+    assert np.array_equal(got[128:], 127 - t)
+
+
+def test_a_named_barrier_nobody_else_reaches_deadlocks(compile_ptx):
+    src = NAMED.replace('asm volatile("bar.sync 2, 64;");', 'asm volatile("bar.sync 2, 96;");')
+    emu = Emulator(compile_ptx(src))
+    report = emu.launch("k", grid=1, block=128, args=[emu.alloc(4 * 256)])
+    assert report.status == "deadlock"
