@@ -21,4 +21,4 @@ def magnitude(inputs, sizes):
 
 def baseline(cp, inputs, sizes):
     """cuBLAS's half-precision GEMV through CuPy, converted to float32."""
-    inputs["y"][...] = cp.matmul(inputs["A"], inputs["x"]).astype(cp.float32)
+    cp.matmul(inputs["A"], inputs["x"]).astype(cp.float32)

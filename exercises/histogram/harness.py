@@ -19,4 +19,4 @@ def reference(inputs, sizes):
 
 def baseline(cp, inputs, sizes):
     """cupy.bincount: the library this kernel is timed against."""
-    inputs["bins"][...] = cp.bincount(inputs["data"], minlength=256).astype(cp.uint32)
+    cp.bincount(inputs["data"], minlength=256)

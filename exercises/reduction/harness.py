@@ -21,4 +21,4 @@ def magnitude(inputs, sizes):
 
 def baseline(cp, inputs, sizes):
     """CuPy's own reduction (CUB), the library this kernel is measured against."""
-    cp.sum(inputs["x"], out=inputs["out"].reshape(()))
+    cp.sum(inputs["x"])

@@ -23,4 +23,4 @@ def baseline(cp, inputs, sizes):
     """A CuPy softmax (elementwise kernels and CUB reductions): the library this kernel is timed against."""
     x = inputs["x"]
     e = cp.exp(x - x.max(axis=1, keepdims=True))
-    inputs["y"][...] = e / e.sum(axis=1, keepdims=True)
+    e /= e.sum(axis=1, keepdims=True)
