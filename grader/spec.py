@@ -61,6 +61,8 @@ COUNTER_METRICS: Mapping[str, tuple[str, ...]] = {
         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
         "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
         "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
     ),
     "bank-conflicts": (
         "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",

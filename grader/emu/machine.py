@@ -131,12 +131,12 @@ class DecodeContext:
 
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from . import ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
+    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
 
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph
-    families = (ops_control, ops_warp, ops_memory, ops_half, ops_float, ops_int, ops_convert)
+    families = (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert)
     handlers = []
     for pc, ins in enumerate(kernel.instrs):
         h = None

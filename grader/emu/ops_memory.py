@@ -38,8 +38,12 @@ K_REQ_RED = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
 # Shared atomics (atom and red alike): warp instructions and wavefronts.
 K_SH_ATOM = "smsp__inst_executed_op_shared_atom.sum"
 K_WF_ATOM = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
+# cp.async's global side (ops_async.py), as ncu counts LDGSTS
+K_SECT_LDGSTS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"
+K_REQ_LDGSTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"
 COUNTER_KEYS = (K_SECT_LD, K_SECT_ST, K_REQ_LD, K_REQ_ST, K_SH_LD, K_SH_ST, K_WF_LD, K_WF_ST,
-                K_BC_LD, K_BC_ST, K_SECT_ATOM, K_SECT_RED, K_REQ_ATOM, K_REQ_RED, K_SH_ATOM, K_WF_ATOM)
+                K_BC_LD, K_BC_ST, K_SECT_ATOM, K_SECT_RED, K_REQ_ATOM, K_REQ_RED, K_SH_ATOM, K_WF_ATOM,
+                K_SECT_LDGSTS, K_REQ_LDGSTS)
 
 
 def _address_reader(op: Addr, ctx, bits: int = 64):
