@@ -91,6 +91,10 @@ class Harness:
             else:
                 arr = rng.integers(-100, 100, size=shape).astype(p.dtype)
             inputs[p.name] = arr
+        for name in kernel.constants:
+            if name not in made:
+                raise SpecError(f"{self.exercise.harness_path}: make_inputs must give the __constant__ array {name}")
+            inputs[name] = np.ascontiguousarray(made[name])
         return inputs
 
     def reference(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:

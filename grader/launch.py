@@ -32,6 +32,11 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
     After a fatal launch error the device is unusable, so nothing is read back.
     """
     grid, block, shared = spec.kernel.launch_for(sizes)
+    for name in spec.kernel.constants:
+        # __constant__ arrays first: the harness gives their contents like any input
+        problem = device.set_constant(kernel, name, np.ascontiguousarray(inputs[name]))
+        if problem:
+            return Launched(LaunchOutcome(error=problem), grid, block, {}, {})
     buffers, args = {}, []
     for p in spec.kernel.params:
         if p.is_pointer:

@@ -106,6 +106,9 @@ class Kernel:
     block: tuple[str, ...]
     grid: tuple[str, ...]
     shared_bytes: str = "0"
+    # names of the kernel's __constant__ arrays; the harness's make_inputs gives each one's contents,
+    # copied into constant memory before every launch
+    constants: tuple[str, ...] = ()
 
     @property
     def signature(self) -> str:
@@ -283,7 +286,10 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
         block=tuple(expr(e, "kernel.block") for e in k["block"]),
         grid=tuple(expr(e, "kernel.grid") for e in k["grid"]),
         shared_bytes=expr(k.get("shared_bytes", "0"), "kernel.shared_bytes"),
+        constants=tuple(k.get("constants", ())),
     )
+    if set(kernel.constants) & {p.name for p in params}:
+        raise SpecError(f"{source}: field kernel.constants: a constant may not share a parameter's name")
     tol_raw = raw.get("tolerance", {})
     tolerance = Tolerance(
         ulps=float(tol_raw.get("ulps", 2.0)), terms=expr(tol_raw.get("terms", "1"), "tolerance.terms"),

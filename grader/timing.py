@@ -31,6 +31,10 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
         run: Callable[[], None] = lambda: fn(cp, dev, sizes)
     else:
         kernel = device.load(modules[task.module], spec.kernel.name)
+        for name in spec.kernel.constants:
+            problem = device.set_constant(kernel, name, np.ascontiguousarray(inputs[name]))
+            if problem:
+                return {"id": task.id, "status": "error", "message": problem}
         grid, block, shared = spec.kernel.launch_for(sizes)
         args = []
         for p in spec.kernel.params:

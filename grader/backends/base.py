@@ -44,6 +44,7 @@ class Device(Protocol):
     def launch(self, kernel: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int,
                args: Sequence[Any], *, step_limit: int) -> LaunchOutcome: ...
     def free(self, bufs: Sequence[Buffer]) -> None: ...
+    def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None: ...  # problem, or None
     def using(self) -> AbstractContextManager[None]: ...   # hold a share of the device for one task
     def take_exclusive(self) -> bool: ...                  # alone on the device for a timing
     def leave(self) -> None: ...                           # after a timing

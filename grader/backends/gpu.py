@@ -35,6 +35,7 @@ class GpuDevice:
             # Under memcheck the pool would hide overruns into neighbouring pool blocks.
             cp.cuda.set_allocator(None)
         self._modules: dict[str, Any] = {}
+        self._current: Any = None  # the module loaded last (its __constant__ arrays: set_constant)
         # Other gradings may share this GPU (grade batch --per-gpu): use it shared, time it alone.
         try:
             gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
@@ -70,7 +71,20 @@ class GpuDevice:
         module = self._modules.get(artifact)
         if module is None:
             module = self._modules[artifact] = self.cp.RawModule(path=artifact)
+        self._current = module
         return module.get_function(kernel)
+
+    def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None:
+        """Copy `data` into the loaded module's __constant__ array `name` (cudaMemcpyToSymbol)."""
+        try:
+            ptr = self._current.get_global(name)
+        except Exception:  # CuPy raises the driver's "not found" as an exception: an outcome here
+            return f"the kernel declares no __constant__ array named {name} (the exercise fills it)"
+        size = getattr(getattr(ptr, "mem", None), "size", data.nbytes)
+        if data.nbytes > size:
+            return f"__constant__ {name} holds {size} bytes; the exercise fills {data.nbytes}: declare it as the README says"
+        ptr.copy_from_host(data.ctypes.data, data.nbytes)
+        return None
 
     def upload(self, name: str, data: np.ndarray) -> Buffer:
         buf = self.empty(name, data.dtype, data.size, fill_nan=False)
