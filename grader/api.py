@@ -286,7 +286,15 @@ def compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
             text += f"\nHint: {result['hint']}"
         return text
     ptx = Path(result["ptx"]).read_text()
-    kernel = spec.kernel
+    for kernel in spec.kernel.chain:  # an exercise of several kernels checks each one
+        problem = _kernel_problem(ptx, kernel)
+        if problem:
+            return problem
+    return None
+
+
+def _kernel_problem(ptx: str, kernel) -> str | None:
+    """Why one kernel of the exercise is missing from the PTX or has the wrong parameters, or None."""
     types = kernel_param_types(ptx, kernel.name)
     if types is None:
         found = entry_names(ptx)

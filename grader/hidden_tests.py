@@ -63,7 +63,9 @@ class _Session:
         self.exercise = load(Path(job["exercise"]))
         self.harness = Harness(self.exercise)
         self.device = _EARLY.pop("device", None) or open_device(job["backend"])
-        self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
+        from .launch import load_chain
+
+        self.kernel = load_chain(self.device, job["module"], self.exercise.spec)
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
         from .launch import launch_kernel

@@ -4,6 +4,7 @@ Used by the runner (the graded launches) and by the hidden-test fixtures; it run
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -25,30 +26,71 @@ class Launched:
     contents: dict[str, np.ndarray]
 
 
+class KernelChain(tuple):
+    """The loaded kernels of an exercise's chain, in launch order (load_chain)."""
+
+
+def load_chain(device: Device, artifact: str, spec: Spec) -> KernelChain:
+    """Load every kernel of the spec's chain (the kernel, then `kernel.then` in order) from one module."""
+    return KernelChain(device.load(artifact, k.name) for k in spec.kernel.chain)
+
+
 def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
                   *, step_limit: int) -> Launched:
     """Upload inputs, pre-fill outputs with NaN (an unwritten element is then caught), launch, read back.
 
-    After a fatal launch error the device is unusable, so nothing is read back.
+    `kernel` is a loaded kernel, or the tuple load_chain gives for an exercise of several kernels:
+    they run in order on the same buffers, and the first that fails ends the chain. After a fatal
+    launch error the device is unusable, so nothing is read back.
     """
+    handles = tuple(kernel) if isinstance(kernel, KernelChain) else (kernel,)
+    if len(handles) != len(spec.kernel.chain):
+        raise ValueError(f"{len(spec.kernel.chain)} kernels to launch, {len(handles)} loaded (use load_chain)")
     grid, block, shared = spec.kernel.launch_for(sizes)
     for name in spec.kernel.constants:
         # __constant__ arrays first: the harness gives their contents like any input
-        problem = device.set_constant(kernel, name, np.ascontiguousarray(inputs[name]))
+        problem = device.set_constant(handles[0], name, np.ascontiguousarray(inputs[name]))
         if problem:
             return Launched(LaunchOutcome(error=problem), grid, block, {}, {})
-    buffers, args = {}, []
-    for p in spec.kernel.params:
-        if p.is_pointer:
-            count = int(np.prod(p.shape_for(sizes)))
-            if p.role in ("in", "inout"):
-                buf = device.upload(p.name, np.ascontiguousarray(inputs[p.name], dtype=p.dtype))
-            else:
-                buf = device.empty(p.name, np.dtype(p.dtype), count, fill_nan=True)
-            buffers[p.name] = buf
-            args.append(buf.arg)
-        else:
-            args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
-    outcome = device.launch(kernel, grid, block, shared, args, step_limit=step_limit)
+    buffers = {}
+    for p in spec.kernel.buffers:
+        count = int(np.prod(p.shape_for(sizes)))
+        if p.role in ("in", "inout"):
+            buffers[p.name] = device.upload(p.name, np.ascontiguousarray(inputs[p.name], dtype=p.dtype))
+        else:  # out and temp
+            buffers[p.name] = device.empty(p.name, np.dtype(p.dtype), count, fill_nan=True)
+    outcomes = []
+    for k, handle in zip(spec.kernel.chain, handles):
+        args = [buffers[p.name].arg if p.is_pointer else np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes))
+                for p in k.params]
+        kgrid, kblock, kshared = k.launch_for(sizes)
+        outcome = device.launch(handle, kgrid, kblock, kshared, args, step_limit=step_limit)
+        if len(handles) > 1 and outcome.error:
+            outcome = dataclasses.replace(outcome, error=f"{k.name}: {outcome.error}")
+        outcomes.append(outcome)
+        if outcome.error:
+            break
+    outcome = outcomes[0] if len(outcomes) == 1 else _merge(outcomes)
     contents = {} if outcome.fatal else {name: device.download(buf) for name, buf in buffers.items()}
     return Launched(outcome, grid, block, buffers, contents)
+
+
+def _merge(outcomes: list[LaunchOutcome]) -> LaunchOutcome:
+    """One outcome for a chain of launches: the failing one's error; the emulator's findings of all of
+    them (counters and per-line counts summed, findings listed together, the first bad status)."""
+    last = outcomes[-1]
+    found = [o.findings for o in outcomes if o.findings]
+    if not found:
+        return last
+    merged: dict[str, Any] = {"status": next((f["status"] for f in found if f.get("status") != "ok"), "ok"),
+                              "message": "; ".join(f.get("message", "") for f in found), "counters": {}, "per_line": {}}
+    for f in found:
+        for key, value in f.get("counters", {}).items():
+            merged["counters"][key] = merged["counters"].get(key, 0) + value
+        for line, counts in f.get("per_line", {}).items():
+            row = merged["per_line"].setdefault(line, {})
+            for key, value in counts.items():
+                row[key] = row.get(key, 0) + value
+        for key in ("hazards", "barrier_errors", "memory_errors", "uninit_reads"):
+            merged.setdefault(key, []).extend(f.get(key, []))
+    return dataclasses.replace(last, findings=merged)

@@ -17,7 +17,7 @@ from . import submission as submission_module
 from .errors import UsageError
 from .stages import Runner
 from .tasks import Task
-from .tools import find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
+from .tools import find_tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 
 METRICS = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -93,7 +93,7 @@ def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, b
         task = Task(id="profile", kind="profile", backend=chosen, sizes=dict(sizes), seeds=(seed,), compare=False)
         if chosen == "emu":
             return _from_emu(runner, task, sub, sizes)
-        return _from_ncu(runner, task, sub, sizes, exercise.spec.kernel.name)
+        return _from_ncu(runner, task, sub, sizes, [k.name for k in exercise.spec.kernel.chain])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -108,7 +108,7 @@ def _from_emu(runner: Runner, task: Task, sub, sizes) -> Profile:
     return Profile("emu", sizes, emu.get("counters", {}), per_line, sub.source, sub.name, launch.get("error", ""))
 
 
-def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
+def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: list[str]) -> Profile:
     tools = find_tools()
     if not tools.ncu:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")
@@ -120,7 +120,9 @@ def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
         error = f"ncu did not report {', '.join(parsed.missing)}"
     if not parsed.rows:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error=error or "ncu profiled no launch")
-    return Profile("gpu", sizes, parsed.rows[0], {}, sub.source, sub.name, error)
+    # one row per kernel of the chain: their sum is the launch's
+    return Profile("gpu", sizes, sum_rows(parsed.rows, len(kernel))[0] if len(parsed.rows) >= len(kernel) else parsed.rows[0],
+                   {}, sub.source, sub.name, error)
 
 
 def table(p: Profile) -> list[str]:

@@ -20,7 +20,7 @@ from . import expressions
 from .backends import Device, open_device
 from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
-from .launch import launch_kernel
+from .launch import launch_kernel, load_chain
 from .spec import Spec
 from .stages import wait_for_file
 from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
@@ -90,7 +90,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         from .timing import time_task
 
         return time_task(task, exercise, harness, device, modules), False
-    kernel = device.load(modules[task.module], spec.kernel.name)
+    kernel = load_chain(device, modules[task.module], spec)
     launches = []
     for seed in task.seeds:
         record, outcome = _launch_once(task, seed, spec, harness, device, kernel, job)

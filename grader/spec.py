@@ -5,6 +5,7 @@ A bad spec raises SpecError naming the file and the field, so course staff can f
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -109,12 +110,17 @@ class Kernel:
     # names of the kernel's __constant__ arrays; the harness's make_inputs gives each one's contents,
     # copied into constant memory before every launch
     constants: tuple[str, ...] = ()
+    # kernels launched after this one, in order, on the same buffers (a two-pass reduction)
+    then: tuple["Kernel", ...] = ()
 
     @property
     def signature(self) -> str:
-        """The exact C signature students must write."""
-        args = ", ".join(f"{p.type} {p.name}" for p in self.params)
-        return f'extern "C" __global__ void {self.name}({args})'
+        """The exact C signature students must write (one line per kernel of the chain)."""
+        lines = []
+        for k in self.chain:
+            args = ", ".join(f"{p.type} {p.name}" for p in k.params)
+            lines.append(f'extern "C" __global__ void {k.name}({args})')
+        return "\n".join(lines)
 
     def launch_for(self, sizes: Sizes) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
         """(grid, block, dynamic shared bytes) for a problem size."""
@@ -123,12 +129,23 @@ class Kernel:
         return grid[:3], block[:3], expressions.evaluate_int(self.shared_bytes, sizes)
 
     @property
+    def chain(self) -> tuple["Kernel", ...]:
+        """Every kernel of one launch of the exercise, in the order they run."""
+        return (self,) + self.then
+
+    @property
     def buffers(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.is_pointer)
+        """Every buffer of the chain, once, as first declared."""
+        seen: dict[str, Param] = {}
+        for k in self.chain:
+            for p in k.params:
+                if p.is_pointer and p.name not in seen:
+                    seen[p.name] = p
+        return tuple(seen.values())
 
     @property
     def outputs(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.role in ("out", "inout"))
+        return tuple(p for p in self.buffers if p.role in ("out", "inout"))
 
 
 @dataclass(frozen=True)
@@ -264,30 +281,50 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
         return dict(values)
 
     k = raw["kernel"]
-    params = []
-    for i, p in enumerate(k["params"]):
-        where = f"kernel.params.{i}"
-        is_pointer = PARAM_TYPES[p["type"]][1]
-        if is_pointer and ("role" not in p or "shape" not in p):
-            raise SpecError(f"{source}: field {where}: pointer parameter {p['name']!r} needs 'role' and 'shape'")
-        if not is_pointer and "value" not in p:
-            raise SpecError(f"{source}: field {where}: scalar parameter {p['name']!r} needs 'value'")
-        params.append(Param(
-            name=p["name"], type=p["type"], role=p.get("role"),
-            shape=tuple(expr(s, f"{where}.shape") for s in p.get("shape", ())),
-            value=expr(p["value"], f"{where}.value") if "value" in p else None,
-        ))
-    if len({p.name for p in params}) != len(params):
-        raise SpecError(f"{source}: field kernel.params: parameter names must be unique")
-    if not any(p.role in ("out", "inout") for p in params):
+    declared: dict[str, Param] = {}  # buffers by name, as first declared along the chain
+
+    def kernel_of(k: Mapping[str, Any], at: str) -> Kernel:
+        params = []
+        for i, p in enumerate(k["params"]):
+            where = f"{at}.params.{i}"
+            is_pointer = PARAM_TYPES[p["type"]][1]
+            first = declared.get(p["name"]) if is_pointer else None
+            if first is not None:
+                # a buffer of an earlier kernel of the chain: the same buffer, declared once
+                if "role" in p or "shape" in p or PARAM_TYPES[p["type"]][0] != first.dtype:
+                    raise SpecError(f"{source}: field {where}: {p['name']!r} is a buffer of an earlier kernel: give it "
+                                    "only its name and type (the same element type), not a role or shape again")
+                params.append(Param(name=p["name"], type=p["type"], role=first.role, shape=first.shape))
+                continue
+            if is_pointer and ("role" not in p or "shape" not in p):
+                raise SpecError(f"{source}: field {where}: pointer parameter {p['name']!r} needs 'role' and 'shape'")
+            if not is_pointer and "value" not in p:
+                raise SpecError(f"{source}: field {where}: scalar parameter {p['name']!r} needs 'value'")
+            param = Param(
+                name=p["name"], type=p["type"], role=p.get("role"),
+                shape=tuple(expr(s, f"{where}.shape") for s in p.get("shape", ())),
+                value=expr(p["value"], f"{where}.value") if "value" in p else None,
+            )
+            if is_pointer:
+                declared[param.name] = param
+            params.append(param)
+        if len({p.name for p in params}) != len(params):
+            raise SpecError(f"{source}: field {at}.params: parameter names must be unique")
+        return Kernel(
+            name=k["name"], params=tuple(params),
+            block=tuple(expr(e, f"{at}.block") for e in k["block"]),
+            grid=tuple(expr(e, f"{at}.grid") for e in k["grid"]),
+            shared_bytes=expr(k.get("shared_bytes", "0"), f"{at}.shared_bytes"),
+        )
+
+    first = kernel_of(k, "kernel")
+    later = tuple(kernel_of(t, f"kernel.then.{i}") for i, t in enumerate(k.get("then", ())))
+    kernel = dataclasses.replace(first, constants=tuple(k.get("constants", ())), then=later)
+    params = kernel.params
+    if len({kk.name for kk in kernel.chain}) != len(kernel.chain):
+        raise SpecError(f"{source}: field kernel.then: every kernel of the chain needs its own name")
+    if not any(p.role in ("out", "inout") for p in kernel.buffers):
         raise SpecError(f"{source}: field kernel.params: at least one parameter must have role 'out' or 'inout'")
-    kernel = Kernel(
-        name=k["name"], params=tuple(params),
-        block=tuple(expr(e, "kernel.block") for e in k["block"]),
-        grid=tuple(expr(e, "kernel.grid") for e in k["grid"]),
-        shared_bytes=expr(k.get("shared_bytes", "0"), "kernel.shared_bytes"),
-        constants=tuple(k.get("constants", ())),
-    )
     if set(kernel.constants) & {p.name for p in params}:
         raise SpecError(f"{source}: field kernel.constants: a constant may not share a parameter's name")
     tol_raw = raw.get("tolerance", {})
@@ -340,16 +377,18 @@ def _check_expressions_evaluate(spec: Spec, source: str) -> None:
     all_sizes = list(spec.public_cases + spec.hidden_cases + spec.emu_cases)
     all_sizes += [s for c in spec.checks.values() for s in (c.size, c.emu_size) if s]
     for sizes in all_sizes:
-        try:
-            grid, block, _ = spec.kernel.launch_for(sizes)
-            for p in spec.kernel.params:
-                if p.is_pointer:
-                    p.shape_for(sizes)
-                else:
-                    expressions.evaluate(p.value or "0", sizes)
-            expressions.evaluate(spec.tolerance.terms, sizes)
-        except expressions.ExpressionError as exc:
-            raise SpecError(f"{source}: at size {dict(sizes)}: {exc}") from None
-        threads = math.prod(block)
-        if threads < 1 or threads > 1024:
-            raise SpecError(f"{source}: field kernel.block: {block} has {threads} threads at size {dict(sizes)} (1..1024 allowed)")
+        for kernel in spec.kernel.chain:
+            try:
+                grid, block, _ = kernel.launch_for(sizes)
+                for p in kernel.params:
+                    if p.is_pointer:
+                        p.shape_for(sizes)
+                    else:
+                        expressions.evaluate(p.value or "0", sizes)
+                expressions.evaluate(spec.tolerance.terms, sizes)
+            except expressions.ExpressionError as exc:
+                raise SpecError(f"{source}: at size {dict(sizes)}: {exc}") from None
+            threads = math.prod(block)
+            if threads < 1 or threads > 1024:
+                raise SpecError(f"{source}: field kernel.block: {block} has {threads} threads at size {dict(sizes)} "
+                                "(1..1024 allowed)")

@@ -9,6 +9,7 @@ import numpy as np
 from . import expressions
 from .backends import Device
 from .exercise import Exercise, Harness
+from .launch import load_chain
 from .tasks import Task
 
 WARMUP = 3
@@ -30,21 +31,27 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
             return {"id": task.id, "status": "skipped", "message": "the exercise defines no baseline"}
         run: Callable[[], None] = lambda: fn(cp, dev, sizes)
     else:
-        kernel = device.load(modules[task.module], spec.kernel.name)
+        kernels = load_chain(device, modules[task.module], spec)
         for name in spec.kernel.constants:
-            problem = device.set_constant(kernel, name, np.ascontiguousarray(inputs[name]))
+            problem = device.set_constant(kernels[0], name, np.ascontiguousarray(inputs[name]))
             if problem:
                 return {"id": task.id, "status": "error", "message": problem}
-        grid, block, shared = spec.kernel.launch_for(sizes)
-        args = []
-        for p in spec.kernel.params:
-            if p.is_pointer:
-                if p.name not in dev:
-                    dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.dtype)
-                args.append(dev[p.name])
-            else:
-                args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
-        run = lambda: kernel(grid, block, tuple(args), shared_mem=shared)
+        launches = []
+        for k, kernel in zip(spec.kernel.chain, kernels):
+            grid, block, shared = k.launch_for(sizes)
+            args = []
+            for p in k.params:
+                if p.is_pointer:
+                    if p.name not in dev:
+                        dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.dtype)
+                    args.append(dev[p.name])
+                else:
+                    args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
+            launches.append((kernel, grid, block, tuple(args), shared))
+
+        def run() -> None:  # every kernel of the chain, in order
+            for kernel, grid, block, args, shared in launches:
+                kernel(grid, block, args, shared_mem=shared)
     l2 = cp.cuda.Device().attributes.get("L2CacheSize", 50 * 1024**2)
     flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
     try:

@@ -9,7 +9,7 @@ from ..results import NotRun, TestResult
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
-from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
+from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 from .base import Context, gate, sizes_text, verdict
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -156,7 +156,7 @@ def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prest
     metrics = ncu_metrics(spec)
     if not (metrics and tools.ncu):
         return None
-    return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, spec.kernel.name), extra_env=ncu_env(),
+    return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, [k.name for k in spec.kernel.chain]), extra_env=ncu_env(),
                            wait=wait + spec.limits.run_seconds)
 
 
@@ -173,7 +173,7 @@ def _ncu_counts(ctx: Context):
     # No turns across gradings: ncu's own lock (in the temp folder they share, tools.ncu_env) already
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, [k.name for k in ctx.spec.kernel.chain]),
                            log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
@@ -183,9 +183,10 @@ def _ncu_counts(ctx: Context):
         r = stage.results.get(t.id)
         if r is None or r.status != "ok":
             return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
-    if len(parsed.rows) != len(tasks):
-        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks)}"
+    per_task = len(ctx.spec.kernel.chain)  # one row per kernel of the chain: summed per launch
+    if len(parsed.rows) != len(tasks) * per_task:
+        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks) * per_task}"
     by_size: dict[str, dict[str, Mapping[str, float]]] = {}
-    for t, row in zip(tasks, parsed.rows):
+    for t, row in zip(tasks, sum_rows(parsed.rows, per_task)):
         by_size.setdefault(sizes_text(t.sizes), {})[t.module] = row
     return by_size, None
