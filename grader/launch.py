@@ -91,6 +91,11 @@ def _merge(outcomes: list[LaunchOutcome]) -> LaunchOutcome:
             row = merged["per_line"].setdefault(line, {})
             for key, value in counts.items():
                 row[key] = row.get(key, 0) + value
-        for key in ("hazards", "barrier_errors", "memory_errors", "uninit_reads"):
-            merged.setdefault(key, []).extend(f.get(key, []))
+        for key, value in f.items():
+            if isinstance(value, list):  # hazards, barrier and memory errors, reads: all of them
+                merged.setdefault(key, []).extend(value)
+            elif key not in merged:
+                merged[key] = value
+    if "unwritten" in found[-1]:
+        merged["unwritten"] = found[-1]["unwritten"]  # what is still unwritten after the last kernel
     return dataclasses.replace(last, findings=merged)

@@ -182,6 +182,12 @@ class CheckSpec:
     # race) or "tolerance" (a launch differs only when an output is outside the exercise's tolerance
     # of the reference, for kernels whose float atomics add in a different order each launch).
     compare: str = "bitwise"
+    # When the check cannot run here (performance without a GPU): "exclude" its points from the
+    # denominator (the default), "award" them, or count them as "zero" (results.NOT_RUN_POLICIES).
+    if_not_run: str = "exclude"
+    # Advice the exercise gives when the check fails, by situation: "fails" (any failure) and, for
+    # correctness, "ragged" (only sizes that are not a multiple of the block's width fail).
+    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
