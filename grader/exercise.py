@@ -9,6 +9,7 @@ from typing import Mapping
 
 import numpy as np
 
+from . import bfloat16
 from . import spec as spec_module
 from .errors import SpecError
 from .spec import Spec
@@ -90,6 +91,8 @@ class Harness:
                 arr = rng.integers(0, 100, size=shape).astype(p.dtype)
             else:
                 arr = rng.integers(-100, 100, size=shape).astype(p.dtype)
+            if p.is_bfloat16:
+                arr = bfloat16.round_values(arr)  # the values the kernel will read, exactly
             inputs[p.name] = arr
         for name in kernel.constants:
             if name not in made:

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import expressions
+from . import bfloat16, expressions
 from .backends import Buffer, Device, LaunchOutcome
 from .spec import Spec
 
@@ -56,9 +56,10 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
     for p in spec.kernel.buffers:
         count = int(np.prod(p.shape_for(sizes)))
         if p.role in ("in", "inout"):
-            buffers[p.name] = device.upload(p.name, np.ascontiguousarray(inputs[p.name], dtype=p.dtype))
+            data = np.ascontiguousarray(inputs[p.name], dtype=p.dtype)
+            buffers[p.name] = device.upload(p.name, bfloat16.to_bits(data) if p.is_bfloat16 else data)
         else:  # out and temp
-            buffers[p.name] = device.empty(p.name, np.dtype(p.dtype), count, fill_nan=True)
+            buffers[p.name] = device.empty(p.name, np.dtype(p.device_dtype), count, fill_nan=True)
     outcomes = []
     for k, handle in zip(spec.kernel.chain, handles):
         args = [buffers[p.name].arg if p.is_pointer else np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes))
@@ -72,6 +73,9 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
             break
     outcome = outcomes[0] if len(outcomes) == 1 else _merge(outcomes)
     contents = {} if outcome.fatal else {name: device.download(buf) for name, buf in buffers.items()}
+    for p in spec.kernel.buffers:
+        if p.is_bfloat16 and p.name in contents:
+            contents[p.name] = bfloat16.to_values(contents[p.name])
     return Launched(outcome, grid, block, buffers, contents)
 
 

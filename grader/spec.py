@@ -35,6 +35,9 @@ PARAM_TYPES: Mapping[str, tuple[str, bool]] = {
     "double*": ("float64", True),
     "const __half*": ("float16", True),
     "__half*": ("float16", True),
+    # bfloat16: float32 values in the harness, 16-bit patterns on the device (grader/bfloat16.py)
+    "const __nv_bfloat16*": ("float32", True),
+    "__nv_bfloat16*": ("float32", True),
     "const int*": ("int32", True),
     "int*": ("int32", True),
     "const unsigned int*": ("uint32", True),
@@ -93,6 +96,16 @@ class Param:
     @property
     def is_pointer(self) -> bool:
         return PARAM_TYPES[self.type][1]
+
+    @property
+    def is_bfloat16(self) -> bool:
+        """A bfloat16 buffer: float32 values in the harness, 16-bit patterns on the device."""
+        return "__nv_bfloat16" in self.type
+
+    @property
+    def device_dtype(self) -> str:
+        """The element type of the buffer as the kernel sees it."""
+        return "uint16" if self.is_bfloat16 else self.dtype
 
     def shape_for(self, sizes: Sizes) -> tuple[int, ...]:
         return tuple(expressions.evaluate_int(e, sizes) for e in self.shape)

@@ -6,7 +6,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import expressions
+from . import bfloat16, expressions
 from .backends import Device
 from .exercise import Exercise, Harness
 from .launch import load_chain
@@ -24,7 +24,8 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
     spec = exercise.spec
     sizes = dict(task.sizes)
     inputs = harness.make_inputs(sizes, np.random.default_rng(task.seeds[0]))
-    dev = {name: cp.asarray(arr) for name, arr in inputs.items()}
+    bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
+    dev = {name: cp.asarray(bfloat16.to_bits(arr) if name in bf16 else arr) for name, arr in inputs.items()}
     if task.module == "baseline":
         fn = harness.baseline()
         if fn is None:
@@ -43,7 +44,7 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
             for p in k.params:
                 if p.is_pointer:
                     if p.name not in dev:
-                        dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.dtype)
+                        dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.device_dtype)
                     args.append(dev[p.name])
                 else:
                     args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))

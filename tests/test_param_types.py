@@ -85,3 +85,54 @@ def test_every_new_type_runs_through_the_emulator_backend(tmp_path):
     assert np.array_equal(out["u"], inputs["c"].astype(np.uint32) + 100)
     assert np.array_equal(out["o"], inputs["d"] * 0.5)
     assert np.array_equal(out["ho"], inputs["h"] + inputs["h"])
+
+
+BF16_SPEC = {
+    "id": "bf", "title": "bf16", "sizes": ["n"],
+    "kernel": {"name": "scale", "params": [
+        {"name": "x", "type": "const __nv_bfloat16*", "role": "in", "shape": ["n"]},
+        {"name": "y", "type": "__nv_bfloat16*", "role": "out", "shape": ["n"]},
+        {"name": "n", "type": "int", "value": "n"}],
+        "block": ["64"], "grid": ["ceil(n / 64)"]},
+    "cases": {"public": [{"n": 100}]},
+    "checks": {"correctness": {"points": 10}},
+}
+
+BF16_KERNEL = r'''
+#include <cuda_bf16.h>
+extern "C" __global__ void scale(const __nv_bfloat16* x, __nv_bfloat16* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n - 1) y[i] = __float2bfloat16(__bfloat162float(x[i]) * 3.0f);   // the last element is never written
+}
+'''
+
+
+def test_bfloat16_values_in_the_harness_bits_on_the_device(tmp_path):
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    from grader import bfloat16
+    from grader.backends.base import untouched
+    from grader.backends.emu import EmuDevice
+    from grader.compile import compile_source
+    from grader.launch import launch_kernel
+
+    values = np.array([1.0, 1.00390625, 1.01171875, -3.3e38, np.nan], dtype=np.float32)
+    assert bfloat16.to_bits(values).tolist() == [0x3F80, 0x3F80, 0x3F82, 0xFF78, 0x7FFF]  # ties to even; -3.3e38 is 0xFF7843B0
+    assert np.array_equal(bfloat16.to_values(bfloat16.to_bits(values[:3])), bfloat16.round_values(values[:3]))
+
+    compiled = compile_source(BF16_KERNEL, "bf.cu", "sm_90")
+    if not compiled.ok and "cuda_bf16.h" in compiled.log:
+        pytest.skip("this NVRTC bundles no cuda_bf16.h")
+    assert compiled.ok, compiled.log
+    artifact = tmp_path / "bf.ptx"
+    artifact.write_text(compiled.ptx)
+    spec = spec_module.from_dict(BF16_SPEC)
+    assert spec.kernel.params[0].is_bfloat16 and spec.kernel.params[0].device_dtype == "uint16"
+    x = bfloat16.round_values(np.random.default_rng(0).uniform(-1, 1, 100))
+    device = EmuDevice()
+    launched = launch_kernel(spec, device, device.load(str(artifact), "scale"), {"n": 100}, {"x": x},
+                             step_limit=100_000)
+    assert launched.outcome.error is None, launched.outcome.error
+    y = launched.contents["y"]
+    assert y.dtype == np.float32
+    assert np.array_equal(y[:99], bfloat16.round_values(x[:99] * np.float32(3.0)))
+    assert untouched(y).tolist() == [False] * 99 + [True]  # never written, still recognised
