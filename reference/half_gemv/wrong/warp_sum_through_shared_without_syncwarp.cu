@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: the warp's 32 partial sums go through shared memory and lane 0 adds them with no __syncwarp() between the writes and its reads: lanes of a warp are not in lock-step since Volta.
 #include <cuda_fp16.h>
 

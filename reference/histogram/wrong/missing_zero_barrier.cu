@@ -1,4 +1,5 @@
 // expect: race
+// also: correctness
 // why: there is no barrier between zeroing the private bins and counting, so a warp can count into a bin that another warp zeroes afterwards.
 
 #define BINS 256
