@@ -20,7 +20,7 @@ def _doc(score: float, race_ok: bool, *, timing: tuple[float, float] | None = No
         return {"name": name, "score": points if passed else 0.0, "max_score": points, "status": "passed" if passed else "failed",
                 "output": "", "visibility": "visible", "tags": [category], "extra_data": extra or {}}
 
-    race = {} if race_ok else {"findings": [{"kind": "write-after-read race", "lines": [3, 5], "sizes": "N = 33", "text": "x"}]}
+    race = {} if race_ok else {"findings": [{"kind": "write-after-read race", "category": "race", "lines": [3, 5], "sizes": "N = 33", "text": "x"}]}
     tests = [test("Correctness", "correctness", True),
              test("Races and barriers", "race", race_ok, race),
              test("Global memory traffic", "traffic", True, {"submission": {LD: sectors, ST: 10}, "reference": {LD: 900, ST: 10}})]

@@ -69,8 +69,8 @@ def test_findings_and_lines_link_both_ways():
 def test_per_line_counts_and_heat():
     page = submission_page.build(document(), SOURCE)
     by_number = {line.number: line for line in page.lines}
-    assert by_number[2].sectors == 200 and by_number[2].per_request == "4.0" and by_number[2].heat == 1.0
-    assert by_number[4].waves == 64 and by_number[4].per_instruction == "2.0" and by_number[4].heat == 1.0
+    assert by_number[2].sectors == 200 and by_number[2].per_request == "4.0" and by_number[2].sector_heat == 1.0 and by_number[2].wave_heat == 0
+    assert by_number[4].waves == 64 and by_number[4].per_instruction == "2.0" and by_number[4].heat == 1.0 and by_number[4].conflicted
     assert by_number[1].heat == 0 and not by_number[1].counters
     assert "N = 100" in page.counted_at and "Global memory traffic" in page.counted_at
 

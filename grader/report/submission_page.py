@@ -56,8 +56,19 @@ class Line:
     number: int
     text: str
     counters: Mapping[str, int]
-    heat: float                      # 0..1: the line's cost against the costliest line
+    sector_heat: float               # 0..1: the line's global sectors against the most any line has
+    wave_heat: float                 # 0..1: the same for shared-memory wavefronts
     findings: tuple[Finding, ...] = ()
+
+    @property
+    def heat(self) -> float:
+        """The row's shade: the larger of the two, so a line costly in either kind stands out."""
+        return max(self.sector_heat, self.wave_heat)
+
+    @property
+    def conflicted(self) -> bool:
+        """More than one wavefront per shared instruction: a bank conflict on this line."""
+        return self.instructions > 0 and self.waves > self.instructions
 
     @property
     def sectors(self) -> int:
@@ -147,9 +158,10 @@ def build(document: Mapping[str, Any], source: str | None, *, source_problem: st
         top_waves = max((_sum(c, SH_LD_WAVES, SH_ST_WAVES) for c in counts.values()), default=0)
         for i, text in enumerate(raw, start=1):
             c = counts.get(i, {})
-            heat = max(_sum(c, LD_SECTORS, ST_SECTORS) / top_sectors if top_sectors else 0.0,
-                       _sum(c, SH_LD_WAVES, SH_ST_WAVES) / top_waves if top_waves else 0.0)
-            lines.append(Line(i, shown(text, keep_newlines=False), c, round(heat, 3), tuple(by_line.get(i, ()))))
+            sectors = _sum(c, LD_SECTORS, ST_SECTORS) / top_sectors if top_sectors else 0.0
+            waves = _sum(c, SH_LD_WAVES, SH_ST_WAVES) / top_waves if top_waves else 0.0
+            lines.append(Line(i, shown(text, keep_newlines=False), c, round(sectors, 3), round(waves, 3),
+                              tuple(by_line.get(i, ()))))
     shown_lines = len(lines)
     outside = tuple(f for f in findings if any(n > shown_lines for n in f.lines) or not f.lines)
     checks = tuple(_check_row(t, [f for f in findings if f.check == t.get("name")]) for t in tests)
