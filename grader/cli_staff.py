@@ -112,6 +112,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
         click.echo(f"graded {result.graded_now} now, {result.skipped} unchanged, with {result.workers} worker(s) "
                    f"in {result.seconds:.0f} s")
         click.echo(f"gradebook: {result.csv_path}\nsummary:   {result.out / 'summary.txt'}\nresults:   {result.out / batch.RESULTS}/")
+        click.echo(f"report:    {result.out / 'report.html'} (each student's page in {result.out / 'reports'}/)")
 
     guard(work)
 

@@ -127,3 +127,22 @@ def test_a_built_wheel_ships_the_templates(tmp_path: Path, root: Path):
     assert run.returncode == 0, run.stderr
     where, size = run.stdout.split()
     assert where.startswith(str(tmp_path / "site")) and int(size) > 1000
+
+
+def test_grade_html_marks_the_two_lines_of_a_race(tmp_path: Path, root: Path):
+    """grade EXERCISE SUBMISSION --html: the page of a real grading on the emulator."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    sub = root / "reference/level2/wrong/missing_second_barrier.cu"
+    out = tmp_path / "r.html"
+    run = CliRunner().invoke(main, [str(root / "exercises/level2"), str(sub), "--backend", "emu", "--seed", "1", "--html", str(out)])
+    assert run.exit_code == 0, run.output
+    html = out.read_text(encoding="utf-8")
+    lines = sub.read_text().splitlines()
+    write = next(i for i, text in enumerate(lines, 1) if "Bs[ty][tx] =" in text)
+    read = next(i for i, text in enumerate(lines, 1) if "acc = fmaf" in text)
+    assert sorted(int(n) for n in re.findall(r'<tr id="L(\d+)" class="flagged"', html)) == sorted([write, read])
+    assert f'href="#L{write}"' in html and f'href="#L{read}"' in html and "write-after-read race" in html
+    assert re.search(rf'<tr id="L{write}" class="flagged"[^>]*>\s*<td class="ln">.*?<td class="num cell"[^>]*>[\d,]+</td>', html, re.S)
