@@ -95,6 +95,8 @@ def test_unreadable_source_and_missing_data_still_render():
         t["extra_data"] = {}
     html = submission_page.page_html(doc, None, source_problem="The source is not shown: binary file")
     assert "binary file" in html and "No per-line counts" in html
+    html = submission_page.page_html(document("plain.cu"), None, source_problem="The source is not shown: binary file")
+    assert 'href="#L' not in html and '<span class="line-link">line 4</span>' in html  # no link to a line not shown
 
 
 def test_compiler_errors_mark_their_line():
