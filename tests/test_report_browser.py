@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LEVEL2 = ROOT / "exercises" / "level2"
 BROWSER = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
 # A file name cannot hold "/", so the name uses an attribute break-out; the source and the
 # kernel's output carry the closing-script one.
 HOSTILE_NAME = "<img src=x onerror=alert(1)>\"'&amp;.cu"
