@@ -61,17 +61,17 @@ class RaceCheck:
 
 
 def _add_line_data(ctx: Context, small, extra: dict) -> None:
-    """The findings by source line (extra_data.findings) and, on a GPU, where ncu has no per-line
-    counts, the emulated launch's counters per line (extra_data.per_line), for the HTML report."""
+    """The findings by source line (extra_data.findings) and the emulated launch's counters per line
+    (extra_data.per_line), for the HTML report: the only per-line counts on a GPU (ncu gives
+    totals), and on the emulator when the traffic check is not graded (a race gates it)."""
     if not ctx.emu_available:
         return
     found = race_findings(ctx)
     if found:
         extra["findings"] = found
-    if ctx.backend == "gpu":
-        counts = launch_per_line(ctx, "emu:" + sizes_text(small))
-        if counts:
-            extra["per_line"] = counts
+    counts = launch_per_line(ctx, "emu:" + sizes_text(small))
+    if counts:
+        extra["per_line"] = counts
 
 
 def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:

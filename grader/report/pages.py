@@ -22,9 +22,15 @@ def environment() -> jinja2.Environment:
     """The templates' environment: autoescape, undefined names are errors, no stray whitespace."""
     env = jinja2.Environment(loader=jinja2.PackageLoader("grader.report", "templates"), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["num"] = lambda v: f"{v:,.0f}" if float(v).is_integer() else f"{v:,.3g}"
+    env.filters["num"] = _number
     env.globals["style"] = resources.files("grader.report").joinpath("templates/report.css").read_text(encoding="utf-8")
     return env
+
+
+def _number(value: float) -> str:
+    """1,450 for a count; 17.65 for a score (at most two decimals, no trailing zeros)."""
+    value = float(value)
+    return f"{value:,.0f}" if value.is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
 def render(template: str, **values: Any) -> str:
