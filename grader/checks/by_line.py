@@ -26,8 +26,24 @@ LINE_METRICS = (
     "smsp__sass_inst_executed_op_shared_st.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
 )
 _HAZARDS = {"RAW": "read-after-write race", "WAR": "write-after-read race", "WAW": "write-after-write race"}
+
+
+def _hazard_kind(h: Mapping[str, Any]) -> str:
+    """A hazard's title: its kind, and where it is when not between warps on shared memory."""
+    kind = _HAZARDS.get(h["kind"], f"{h['kind']} race")
+    scope, space = h.get("scope", "block"), h.get("space", "shared")
+    if space == "global" and scope == "grid":
+        return f"{kind} between blocks (global memory)"
+    if space == "global":
+        return f"{kind} on global memory"
+    if scope == "warp":
+        return f"{kind} inside a warp"
+    return kind
 
 
 def race_findings(ctx: Context) -> list[dict[str, Any]]:
@@ -43,11 +59,15 @@ def race_findings(ctx: Context) -> list[dict[str, Any]]:
                 kind = "barrier deadlock" if b["kind"] == "deadlock" else "divergent barrier"
                 out.append(_record(kind, "race", [b.get("line")], sizes,
                                    f"{kind} in block {tuple(b['block'])}: {b.get('detail', '')}".rstrip(": ")))
+        # as race_messages: global races of a launch that strayed outside its buffers are memory-safety's
+        strayed = any(m.get("space") == "global" for m in emu.get("memory_errors", []))
         for h in emu.get("hazards", []):
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"])
+            if strayed and h.get("space") == "global":
+                continue
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
             if key not in seen:
                 seen.add(key)
-                kind = _HAZARDS.get(h["kind"], f"{h['kind']} race")
+                kind = _hazard_kind(h)
                 out.append(_record(kind, "race", [h["first_line"], h["second_line"]], sizes,
                                    f"{kind} between line {h['first_line']} and line {h['second_line']}: {h['count']:,} bytes, "
                                    f"e.g. block {tuple(h['block'])}: {h.get('example', '')}".rstrip(": ")))
