@@ -49,6 +49,8 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
     grid, block, shared = spec.kernel.launch_for(sizes)
     for name in spec.kernel.constants:
         # __constant__ arrays first: the harness gives their contents like any input
+        if name not in inputs:
+            raise KeyError(f"the inputs give no contents for the __constant__ array {name} (make_inputs returns it)")
         problem = device.set_constant(handles[0], name, np.ascontiguousarray(inputs[name]))
         if problem:
             return Launched(LaunchOutcome(error=problem), grid, block, {}, {})
