@@ -345,8 +345,10 @@ def exercise_key(exercise: Exercise, backend: str) -> str:
 
 def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options = Options(), *,
               on_start: Callable[[int, int], None] | None = None,
-              on_done: Callable[[Outcome], None] | None = None) -> BatchResult:
+              on_done: Callable[[Outcome], None] | None = None, executor: Executor | None = None) -> BatchResult:
     """Grade every submission not already graded; rebuild grades.csv and the summary.
+
+    The gradings run on `executor` (default: from options, local_executor or, with options.ray, ray_executor).
 
     on_start(to_grade, skipped) is called once before grading; on_done(outcome) as each one ends.
     A KeyboardInterrupt stops the children in flight (their students are graded on the next run).
@@ -364,7 +366,8 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
     scratch = Path(tempfile.mkdtemp(prefix=".scratch-", dir=out))
     try:
         entries = collect(Path(submissions), scratch)
-        executor = ray_executor(options) if options.ray is not None else local_executor(options)
+        if executor is None:
+            executor = ray_executor(options) if options.ray is not None else local_executor(options)
         backend = executor.backend
         timeout = float(options.timeout) if options.timeout else default_timeout(exercise, backend)
         if timeout <= 0:
