@@ -68,6 +68,7 @@ class Budgets:
         self.ceiling = int(step_limit)
         self.device = device  # the GPU device the submission runs on (the reference is timed on the same one)
         self._cost: dict[tuple, float | None] = {}
+        self.hung: dict[tuple, dict[str, Any]] = {}  # sizes -> the record of a launch stopped at its step budget
 
     def fixed(self) -> Budget:
         """The spec's own limits: for the reference's launches, and where no reference cost is known."""

@@ -104,7 +104,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     kernel = device.load(modules[task.module], spec.kernel.name)
     launches = []
     for seed in task.seeds:
-        earlier = _HUNG.get(_size_key(task)) if task.module == "submission" else None
+        earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None
         if earlier is not None:
             # It already ran out of its budget at this size (another check's launch): spending the
             # budget again would only delay the verdict.
@@ -113,7 +113,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget)
         launches.append(record)
         if task.module == "submission" and outcome.findings.get("status") == "step-limit":
-            _HUNG[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
+            budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
         if outcome.findings.get("status") == "time-limit":  # a GPU kernel still running: no further launch can
             return {"id": task.id, "status": "timeout", "message": outcome.error, "launches": launches}, True
         if outcome.fatal:
@@ -156,7 +156,6 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
 
 
 _LAST_EXPECTED: dict[tuple, tuple] = {}
-_HUNG: dict[tuple, dict[str, Any]] = {}  # sizes -> the record of a submission launch stopped at its step budget
 
 
 def _size_key(task: Task) -> tuple:

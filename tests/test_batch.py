@@ -352,3 +352,11 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     assert third.returncode == 0 and read_csv(out / "grades.csv") == rows
     redone = sum(1 for e in entries if e.source is None)  # rows without a .cu are rebuilt (instant), the rest reused
     assert f"graded {redone} now, {len(students) - redone} unchanged" in third.stdout
+
+
+def test_ray_without_ray_installed_is_a_clear_usage_error(monkeypatch):
+    """--ray needs the optional extra; without it the message says how to install it."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    monkeypatch.delitem(sys.modules, "grader.batch_ray", raising=False)
+    with pytest.raises(UsageError, match=r"pip install 'kernel-grader\[ray\]'"):
+        batch.ray_executor(batch.Options(backend="emu", ray=""))

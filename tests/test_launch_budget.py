@@ -44,12 +44,13 @@ def _modules(tmp_path: Path, sources: dict[str, Path], backend: str) -> dict[str
     return out
 
 
-def _stage(tmp_path: Path, submission: Path, backend: str, sizes: list[dict[str, int]]):
+def _stage(tmp_path: Path, submission: Path, backend: str, sizes: list[dict[str, int]], ids: list[str] | None = None):
     exercise = load(LEVEL2)
     modules = _modules(tmp_path, {"submission": submission, "reference": REFERENCE}, backend)
     runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={backend: modules}, limits=exercise.spec.limits,
                     env=api.child_env(tmp_path))
-    tasks = [Task(id=f"correctness:{i}", kind="run", backend=backend, sizes=s, seeds=(1,)) for i, s in enumerate(sizes)]
+    ids = ids or [f"correctness:{i}" for i in range(len(sizes))]
+    tasks = [Task(id=task_id, kind="run", backend=backend, sizes=s, seeds=(1,)) for task_id, s in zip(ids, sizes)]
     started, cpu = time.monotonic(), _children_cpu()
     stage = runner.run(tasks, backend=backend)
     return stage, time.monotonic() - started, _children_cpu() - cpu
@@ -119,6 +120,14 @@ def test_a_spinning_kernel_is_stopped_within_seconds(tmp_path, backend):
         assert seconds < 10, seconds
         assert first.status == "timeout" and "did not finish within its time limit at this size" in first.message
         assert all(stage.results[f"correctness:{i}"].status == "skipped" for i in range(1, len(sizes)))
+
+
+def test_a_size_that_ran_out_of_its_budget_is_not_launched_again(tmp_path):
+    """Another check's launch at the same size reports the same verdict without spending the budget again."""
+    stage, _, _ = _stage(tmp_path, SPIN_ALL, "emu", [{"N": 17}, {"N": 17}], ids=["correctness:0", "memory:0"])
+    first, again = stage.results["correctness:0"].launches[0], stage.results["memory:0"].launches[0]
+    assert first["emu"]["status"] == again["emu"]["status"] == "step-limit"
+    assert again["error"] == first["error"] and again.get("repeated") and not first.get("repeated")
 
 
 @pytest.mark.parametrize("kernel", ["level2_thirty_phases.cu", "level2_naive.cu"])
