@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import ray
-from ray.exceptions import GetTimeoutError, NodeDiedError, ObjectLostError, RayTaskError, TaskCancelledError, WorkerCrashedError
+from ray.exceptions import NodeDiedError, ObjectLostError, OutOfMemoryError, RayError, WorkerCrashedError
 
 from . import __version__, math_threads
 from .batch import BatchContext, Entry, OnDone, record, unsubmitted
@@ -44,7 +44,8 @@ from .ungraded import ungraded_document
 GRACE_S = 60.0    # a task's limit beyond the grading's own: a worker's start-up, fetching and unpacking the exercise
 RETRIES = 1       # further attempts for a task whose worker or node died
 POLL_S = 0.5
-_LOST = (WorkerCrashedError, NodeDiedError, ObjectLostError)  # the infrastructure failed, not the grading
+# The infrastructure failed, not the grading (Ray's memory monitor kills a worker when its node runs short).
+_LOST = (WorkerCrashedError, NodeDiedError, ObjectLostError, OutOfMemoryError)
 _DEVICES = {"gpu": "GPU", "emu": "CPU emulator"}
 _INFLIGHT = "kernel-grader-ray"  # per node, under the temp folder: unpacked exercises, and the gradings in progress
 
@@ -172,7 +173,7 @@ class RayExecutor:
                 return None
             why = f"the Ray worker or node grading it was lost {flight.attempt + 1} times ({type(exc).__name__})"
             return record(ctx, entry, _grader_error(ctx, entry, why), {"device": "", "node": ""})
-        except (RayTaskError, TaskCancelledError, GetTimeoutError) as exc:
+        except RayError as exc:  # the task itself raised (a grader bug, an unreadable exercise), or Ray did
             why = f"the Ray task failed: {str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__}"
             return record(ctx, entry, _grader_error(ctx, entry, why), {"device": "", "node": ""})
         if answer.get("grader_version") != __version__:
