@@ -375,3 +375,24 @@ def test_ray_without_ray_installed_is_a_clear_usage_error(monkeypatch):
     monkeypatch.delitem(sys.modules, "grader.batch_ray", raising=False)
     with pytest.raises(UsageError, match=r"pip install 'kernel-grader\[ray\]'"):
         batch.ray_executor(batch.Options(backend="emu", ray=""))
+
+
+@pytest.mark.parametrize(("extra", "ray"), [((), None), (("--ray",), ""), (("--ray", "ray://head:10001"), "ray://head:10001")])
+def test_ray_option_reaches_the_batch(tmp_path, monkeypatch, extra, ray):
+    """--ray alone means Ray's default address, --ray ADDRESS that cluster, no --ray this machine."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    seen = {}
+
+    def fake_run_batch(exercise_dir, submissions, out, options, **kwargs):
+        seen["options"] = options
+        raise KeyboardInterrupt  # stop here: only the options are under test
+
+    monkeypatch.setattr(batch, "run_batch", fake_run_batch)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    result = CliRunner().invoke(main, ["batch", str(ROOT / "exercises/level2"), str(subs), "--out", str(tmp_path / "out"), *extra])
+    assert result.exit_code == 130, result.output
+    assert seen["options"].ray == ray
