@@ -120,7 +120,7 @@ class RayExecutor:
 
     def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None:
         """Submit up to `workers` tasks at a time; record each result as it comes back, in the order they finish."""
-        remote = ray.remote(self._task).options(max_retries=0, **self._resources)  # retries are ours: see _lost
+        remote = ray.remote(self._task).options(max_retries=0, **self._resources)  # retries are ours: see _finish
         packed = ray.put(pack_exercise(ctx.exercise))
         waiting = list(reversed(todo))
         flights: dict[Any, _Flight] = {}
