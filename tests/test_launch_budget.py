@@ -76,13 +76,24 @@ def test_without_a_reference_the_spec_limits_apply():
     assert budgets.for_sizes({"N": 17}).seconds is None
 
 
-def test_emulator_budget_is_a_multiple_of_the_reference_steps_with_a_floor_and_the_spec_ceiling(tmp_path):
+def test_emulator_budget_is_a_multiple_of_the_reference_steps_with_a_floor_and_the_spec_ceiling(tmp_path, monkeypatch):
     exercise = load(LEVEL2)
     ptx = _modules(tmp_path, {"reference": REFERENCE}, "emu")["reference"]
     budgets = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
     steps = budgets.reference_cost({"N": 33})
     assert steps and steps > 50  # a few hundred grid-wide steps for three tiles
     assert budgets.for_sizes({"N": 33}).step_limit == max(STEP_FLOOR, int(STEP_SLACK * steps))
+    # Kept on disk: another child (the next grading of a batch) reads it instead of emulating the reference again.
+    import grader.backends.emu as emu_backend
+
+    class NoEmulator:
+        def __init__(self):
+            raise AssertionError("the reference was emulated again")
+
+    monkeypatch.setattr(emu_backend, "EmuDevice", NoEmulator)
+    again = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
+    assert again.reference_cost({"N": 33}) == steps
+    monkeypatch.undo()
     # A spec limit below the derived one stays the limit (staff can always lower it).
     low = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=500)
     assert low.for_sizes({"N": 33}) == Budget(500)
