@@ -15,7 +15,7 @@ import click
 from . import __version__, api
 from . import exercise as exercise_module
 from .cli_guard import guard
-from .errors import ExitCode
+from .errors import ExitCode, UsageError
 from .cli_staff import register as register_staff_commands
 from .results import summary_lines, to_json, write_atomic
 
@@ -62,10 +62,13 @@ def _backend_option(f):
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_backend_option
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON (Gradescope format) here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a self-contained HTML report here: the verdicts, and the source with each line's cost and findings.")
 @click.option("--seed", type=int, help="Base seed for the random inputs (default: derived from the exercise, the file's "
               "content and $KERNEL_GRADER_SECRET, so a regrade draws the same inputs; the one used is in the JSON).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
-def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, seed: int | None, quiet: bool) -> None:
+def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, html_path: Path | None,
+            seed: int | None, quiet: bool) -> None:
     """Grade SUBMISSION (a .cu file) against the exercise in EXERCISE_DIR.
 
     This is what `grade EXERCISE_DIR SUBMISSION` runs.
@@ -74,6 +77,10 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         report = api.grade(exercise_dir, submission, backend=backend, seed=seed)
         if json_path:
             write_atomic(to_json(report), json_path)
+        if html_path:
+            from .report import submission_page
+
+            submission_page.write_for(report, submission, html_path)
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
         if report.grader_faults:
@@ -89,9 +96,15 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
 @main.command("list")
 @click.argument("root", type=click.Path(file_okay=False, path_type=Path), default="exercises")
 def list_cmd(root: Path) -> None:
-    """List the exercises under ROOT (default: exercises/) with their kernels and graded checks."""
+    """List the exercises under ROOT (default: exercises/ in the current folder) with their kernels
+    and graded checks. An exercise is a folder with a spec.toml; ROOT may also be one such folder."""
     def work() -> None:
-        for ex in exercise_module.discover(root):
+        found = exercise_module.discover(root) if not (root / "spec.toml").is_file() else [exercise_module.load(root)]
+        if not found:
+            where = root.resolve()
+            raise UsageError(f"no exercises found in {where} ({'no such folder' if not root.is_dir() else 'no sub-folder has a spec.toml'}). "
+                             "Run `grade list` where the course's exercises/ folder is, or name it: `grade list path/to/exercises`")
+        for ex in found:
             checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
             click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
 

@@ -47,17 +47,26 @@ def ncu_wrapper(ncu: str, metrics: Sequence[str], kernel: str) -> list[str]:
             "--metrics", ",".join(metrics), "-k", f"regex:^{re.escape(kernel)}$", "--log-file", "{log}"]
 
 
-def ncu_env() -> dict[str, str]:
-    """What an ncu run needs over the grading's environment: one temp folder shared by every grading.
+NCU_TMP_VARIABLE = "KERNEL_GRADER_NCU_TMPDIR"  # one folder for every ncu run, whatever its GPU (overrides the per-GPU one)
+
+
+def ncu_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What an ncu run needs over the grading's environment: one temp folder per GPU, shared by
+    every grading on that GPU.
 
     ncu keeps its lock against other ncu runs in the temp folder. Each grading's children get a
     TMPDIR of their own, so two gradings' ncu runs did not see each other: on an H200 one of two
     overlapping runs exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
     finished). That lock profiles one kernel at a time across all ncu runs sharing the folder, while
     each run's start-up overlaps the others'; the grader adds no turns of its own (in a batch of 100
-    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading).
+    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading). Runs on different
+    GPUs cannot take each other's driver resources, so each GPU (the grading's CUDA_VISIBLE_DEVICES)
+    gets a folder, and so a lock, of its own.
     """
-    folder = gpu_lock.lock_folder() / "ncu-tmp"
+    env = env if env is not None else os.environ
+    chosen = env.get(NCU_TMP_VARIABLE)
+    gpu = re.sub(r"[^A-Za-z0-9_.-]", "_", env.get("CUDA_VISIBLE_DEVICES", "") or "all")[:64]
+    folder = Path(chosen) if chosen else gpu_lock.lock_folder() / f"ncu-tmp-{gpu}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -396,3 +396,24 @@ def test_ray_option_reaches_the_batch(tmp_path, monkeypatch, extra, ray):
     result = CliRunner().invoke(main, ["batch", str(ROOT / "exercises/level2"), str(subs), "--out", str(tmp_path / "out"), *extra])
     assert result.exit_code == 130, result.output
     assert seen["options"].ray == ray
+
+
+@pytest.mark.slow
+def test_copies_of_one_file_get_one_score_and_one_set_of_verdicts(tmp_path):
+    """Five copies of every level2 wrong file, graded side by side: each copy of a file gets the
+    same score and the same verdicts (seeds come from the content, races score by rule)."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    originals = {}
+    for path in sorted((ROOT / "reference/level2/wrong").glob("*.cu")):
+        for k in range(5):
+            (subs / f"{path.stem}_{k}.cu").write_bytes(path.read_bytes())
+            originals[f"{path.stem}_{k}"] = path.stem
+    out = tmp_path / "out"
+    proc = run_cli("batch", "exercises/level2", str(subs), "--out", str(out), "--backend", "emu", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    seen: dict[str, tuple] = {}
+    for student, original in originals.items():
+        doc = json.loads((out / "results" / f"{student}.json").read_text())
+        verdicts = (doc["score"], tuple((t["name"], t["score"], t["status"]) for t in doc["tests"]), doc["extra_data"]["seeds"]["base"])
+        assert seen.setdefault(original, verdicts) == verdicts, f"{student} differs from another copy of {original}.cu"

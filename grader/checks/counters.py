@@ -2,7 +2,7 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from ..results import TestResult
@@ -11,6 +11,7 @@ from ..stages import Prestarted, Runner
 from ..tasks import Task
 from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
 from .base import Context, gate, not_run, sizes_text, verdict
+from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -91,9 +92,19 @@ class CountersCheck:
             counts = by_size.get(sizes_text(sizes)) if by_size else None
             if counts is None and not problem:
                 problem = "ncu profiled no launch at this size"
+            if problem:
+                # The kernel already passed every correctness size: a profiler that cannot measure
+                # it (a resource it could not get, a metric it does not know) is the grader's problem.
+                not_run(ctx, name, conf, f"Nsight Compute could not measure at {sizes_text(sizes)}: {problem}",
+                        grader_fault=True)
+                return []
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
-        return [self._score(conf, counts, sizes, ctx.backend)]
+        scored = self._score(conf, counts, sizes, ctx.backend)
+        lines = launch_per_line(ctx, _profile_id("submission", sizes)) if ctx.backend == "emu" else None
+        if lines:  # the submission's counts by source line, for the HTML report (extra_data.per_line)
+            scored = replace(scored, extra={**scored.extra, "per_line": lines})
+        return [scored]
 
     def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str) -> TestResult:
         m = self.measure
