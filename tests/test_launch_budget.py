@@ -156,6 +156,7 @@ def test_a_slow_kernel_that_finishes_is_not_cut_short_on_the_gpu(tmp_path, kerne
         assert result.succeeded, result
 
 
+@pytest.mark.slow
 def test_a_ragged_hang_costs_seconds_in_a_whole_grading_on_the_emulator(tmp_path):
     """The hostile corpus's kernel that spins only on a partial tile, graded in full: a verdict in
     seconds (it took the spec's 120 s run limit before), every other size still graded."""
