@@ -90,8 +90,11 @@ def _write_job(ctx: Context) -> Path:
     workdir = ctx.runner.workdir
     module = ctx.runner.modules[ctx.backend]["submission"]
     job = _job_path(workdir)
+    # The reference's module: each launch's limit comes from its cost at that size (grader.launch_budget).
+    reference = ctx.runner.modules[ctx.backend].get("reference")
     write_atomically(job, json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
-                                      "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit}))
+                                      "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit,
+                                      "reference": reference}))
     return job
 
 
