@@ -13,6 +13,23 @@ from typing import Mapping, Sequence
 from . import gpu_lock
 
 _SEARCH = ("/usr/local/cuda/bin", "/opt/nvidia/nsight-compute", "/usr/local/cuda/nsight-compute")
+# The counters `grade profile` prints and the reports show per source line (Nsight Compute's names).
+PROFILE_METRICS = (
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_inst_executed_op_shared_ld.sum",
+    "smsp__sass_inst_executed_op_shared_st.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "smsp__inst_executed_op_shared_atom.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+)
 SANITIZER_EXIT = 86  # --error-exitcode: without it compute-sanitizer exits 0 after reporting a race
 
 
@@ -63,26 +80,17 @@ def sum_rows(rows: Sequence[Mapping[str, float]], per_group: int) -> list[dict[s
     return out
 
 
-NCU_TMP_VARIABLE = "KERNEL_GRADER_NCU_TMPDIR"  # one folder for every ncu run, whatever its GPU (overrides the per-GPU one)
-
-
-def ncu_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """What an ncu run needs over the grading's environment: one temp folder per GPU, shared by
-    every grading on that GPU.
+def ncu_env() -> dict[str, str]:
+    """What an ncu run needs over the grading's environment: one temp folder shared by every grading.
 
     ncu keeps its lock against other ncu runs in the temp folder. Each grading's children get a
     TMPDIR of their own, so two gradings' ncu runs did not see each other: on an H200 one of two
     overlapping runs exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
     finished). That lock profiles one kernel at a time across all ncu runs sharing the folder, while
     each run's start-up overlaps the others'; the grader adds no turns of its own (in a batch of 100
-    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading). Runs on different
-    GPUs cannot take each other's driver resources, so each GPU (the grading's CUDA_VISIBLE_DEVICES)
-    gets a folder, and so a lock, of its own.
+    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading).
     """
-    env = env if env is not None else os.environ
-    chosen = env.get(NCU_TMP_VARIABLE)
-    gpu = re.sub(r"[^A-Za-z0-9_.-]", "_", env.get("CUDA_VISIBLE_DEVICES", "") or "all")[:64]
-    folder = Path(chosen) if chosen else gpu_lock.lock_folder() / f"ncu-tmp-{gpu}"
+    folder = gpu_lock.lock_folder() / "ncu-tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

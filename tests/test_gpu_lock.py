@@ -84,20 +84,6 @@ def test_ncu_runs_of_every_grading_share_one_temp_folder(tmp_path, monkeypatch):
     assert Path(first["TMPDIR"]).parent == tmp_path / "locks"
 
 
-def test_each_gpu_has_its_own_ncu_folder_unless_one_is_chosen(tmp_path, monkeypatch):
-    """ncu's lock is for runs that would take the same GPU's profiling resources: gradings on two
-    GPUs (grade batch gives each slot its CUDA_VISIBLE_DEVICES) must not wait for each other."""
-    from grader.tools import NCU_TMP_VARIABLE, ncu_env
-
-    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path / "locks"))
-    monkeypatch.delenv(NCU_TMP_VARIABLE, raising=False)
-    zero, one = ncu_env({"CUDA_VISIBLE_DEVICES": "0"}), ncu_env({"CUDA_VISIBLE_DEVICES": "1"})
-    assert zero != one and zero == ncu_env({"CUDA_VISIBLE_DEVICES": "0"})
-    assert ncu_env({"CUDA_VISIBLE_DEVICES": "GPU-../../x"})["TMPDIR"].startswith(str(tmp_path / "locks"))
-    chosen = {"CUDA_VISIBLE_DEVICES": "1", NCU_TMP_VARIABLE: str(tmp_path / "one")}
-    assert ncu_env(chosen) == ncu_env({**chosen, "CUDA_VISIBLE_DEVICES": "0"}) == {"TMPDIR": str(tmp_path / "one")}
-
-
 def test_a_user_stops_waiting_for_a_timing_that_never_ends(tmp_path):
     """A timing holds the GPU while the kernel it times runs; one that hangs must not hold every
     other grading's processes for their whole time limit."""
