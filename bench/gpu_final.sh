@@ -12,15 +12,15 @@ run() { echo "\$ $*"; "$@"; echo "[exit status $?]"; echo; }
   # Every exercise validated at once (each validation grades its reference, skeleton and wrong files).
   for ex in exercises/*/; do
     name=$(basename "$ex")
-    ( timeout 330 python3 -m grader validate "$ex" --backend gpu > "$out/validate-$name.log" 2>&1; echo "[exit status $?]" >> "$out/validate-$name.log" ) &
+    ( timeout 290 python3 -m grader validate "$ex" --backend gpu > "$out/validate-$name.log" 2>&1; echo "[exit status $?]" >> "$out/validate-$name.log" ) &
   done
   wait
   for f in "$out"/validate-*.log; do echo "== $f"; grep -E "FAIL|valid|exit status" "$f"; done
-  run timeout 60 python3 bench/ncu_golden.py exercises/reduction --sizes 1000,4099,8197 --out "$out/ncu_reduction.json"
-  run timeout 60 python3 bench/ncu_golden.py exercises/softmax --sizes "rows=4,cols=1000;rows=8,cols=257" --out "$out/ncu_softmax.json"
-  run timeout 60 python3 bench/ncu_golden.py exercises/histogram --sizes 1000,4099,16384 --out "$out/ncu_histogram.json"
-  run timeout 60 python3 bench/ncu_golden.py exercises/half_gemv --sizes "M=17,K=256;M=64,K=512;M=9,K=257" --out "$out/ncu_half_gemv.json"
-  run timeout 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu tests/test_launch_budget.py
-  run timeout 60 python3 bench/library_ladder.py --out "$out/library_ladder.md"
+  tar -czf "$out/validate-logs.tgz" -C "$out" $(cd "$out" && ls validate-*.log) && rm -f "$out"/validate-*.log
+  run timeout 45 python3 bench/ncu_golden.py exercises/reduction --sizes 1000,4099,8197 --out "$out/ncu_reduction.json"
+  run timeout 45 python3 bench/ncu_golden.py exercises/softmax --sizes "rows=4,cols=1000;rows=8,cols=257" --out "$out/ncu_softmax.json"
+  run timeout 45 python3 bench/ncu_golden.py exercises/histogram --sizes 1000,4099,16384 --out "$out/ncu_histogram.json"
+  run timeout 45 python3 bench/ncu_golden.py exercises/half_gemv --sizes "M=17,K=256;M=64,K=512;M=9,K=257" --out "$out/ncu_half_gemv.json"
+  run timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu tests/test_launch_budget.py
+  run timeout 40 python3 bench/library_ladder.py --out "$out/library_ladder.md"
 } 2>&1 | tee "$out/gpu-final.log"
-tar -czf "$out/validate-logs.tgz" -C "$out" $(cd "$out" && ls validate-*.log) && rm -f "$out"/validate-*.log
