@@ -182,7 +182,7 @@ def test_one_ncu_run_serves_every_counter_check(tmp_path):
     assert 1.09 < traffic.extra["ratio"] < 1.11 and 1.09 < banks.extra["ratio"] < 1.11
 
 
-def test_ncu_missing_a_launch_is_a_measurement_problem(tmp_path):
+def test_ncu_missing_a_launch_is_a_measurement_problem_of_the_graders(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 
     def answer(runner, tasks, wrapper, log):
@@ -191,8 +191,9 @@ def test_ncu_missing_a_launch_is_a_measurement_problem(tmp_path):
     ctx = _context(tmp_path, "level2", answer)
     with ThreadPoolExecutor(4) as pool:
         _plan(ctx, pool)
-    result = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
-    assert not result.passed and "Could not measure" in result.output
+    assert REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"]) == []
+    (fault,) = ctx.not_run
+    assert fault.grader_fault and "could not measure" in fault.reason
 
 
 def test_timing_waits_for_the_gpu_and_needs_correct_launches(tmp_path):
