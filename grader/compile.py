@@ -135,7 +135,8 @@ def _include_dirs(nvrtc) -> tuple[Path, ...]:
             version = tuple(nvrtc.getVersion())[:2]
         except Exception:  # an NVRTC binding without getVersion: the grader's own headers only
             version = ()
-        _BUNDLE.append(headers.install_bundle(version) if len(version) == 2 else None)  # type: ignore[arg-type]
+        bundle = headers.install_bundle(version) if len(version) == 2 else None  # type: ignore[arg-type]
+        _BUNDLE.append(bundle or headers.toolkit_include())
     return headers.include_dirs(_BUNDLE[0])
 
 

@@ -72,8 +72,8 @@ def _nvrtc() -> tuple[Finding, str | None]:
     from . import compile as compile_module
 
     bundle = compile_module._BUNDLE[0] if compile_module._BUNDLE else None
-    headers = "bundled CUDA headers (cuda_fp16.h, ...) at " + str(bundle) if bundle else \
-        "no bundled CUDA headers (NVRTC 13 extracts them; cuda_fp16.h will not open)"
+    headers = "CUDA headers (cuda_fp16.h, ...) from " + str(bundle) if bundle else \
+        "no CUDA headers (neither bundled with this NVRTC nor in a CUDA toolkit; cuda_fp16.h will not open)"
     return Finding("NVRTC", True, f"{major}.{minor}: a test kernel with #include <cstdio> compiled in "
                                   f"{time.perf_counter() - start:.2f} s; {headers}", True), result.ptx
 

@@ -74,6 +74,17 @@ def install_bundle(version: tuple[int, int]) -> Path | None:
     return target if (target / "cuda_fp16.h").exists() else None
 
 
+def toolkit_include(env: dict[str, str] | None = None) -> Path | None:
+    """An installed CUDA toolkit's include folder ($CUDA_PATH, else /usr/local/cuda), where it holds
+    cuda_fp16.h: the stand-in for the bundle where NVRTC has none to extract (NVRTC before 13.x's
+    nvrtcInstallBundledHeaders). The policy still decides which of its headers a submission names."""
+    env = env if env is not None else dict(os.environ)
+    for root in (env.get("CUDA_PATH"), env.get("CUDA_HOME"), "/usr/local/cuda"):
+        if root and (Path(root) / "include" / "cuda_fp16.h").is_file():
+            return Path(root) / "include"
+    return None
+
+
 def include_dirs(bundle: Path | None) -> tuple[Path, ...]:
     """The folders NVRTC searches, ours first (ours decide what `<cmath>` means)."""
     dirs = [own_dir()]

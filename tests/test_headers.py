@@ -81,3 +81,12 @@ extern "C" __global__ void k(float* out)
 """
     result = compile_source(source, "cg.cu")
     assert result.ok, result.log
+
+
+def test_a_cuda_toolkit_stands_in_where_nvrtc_bundles_no_headers(tmp_path):
+    include = tmp_path / "cuda" / "include"
+    include.mkdir(parents=True)
+    assert headers.toolkit_include({"CUDA_PATH": str(tmp_path / "cuda")}) != include  # no cuda_fp16.h: not a toolkit
+    (include / "cuda_fp16.h").write_text("// half\n")
+    assert headers.toolkit_include({"CUDA_PATH": str(tmp_path / "cuda")}) == include
+    assert include in headers.include_dirs(include) and headers.include_dirs(include)[0] == headers.own_dir()
