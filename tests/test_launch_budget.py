@@ -169,3 +169,38 @@ def test_a_ragged_hang_costs_seconds_in_a_whole_grading_on_the_emulator(tmp_path
     correctness = next(t for t in report.tests if t.category == "correctness")
     assert "Wrong at 4 of 5 sizes" in correctness.output and "N = 17: the kernel did not finish within" in correctness.output
 
+
+
+def test_a_kernel_that_faulted_is_finished_not_hung():
+    """The budget's wait polls the launch's event: a fault (misaligned or illegal address) answers with
+    an error, which must end the wait at once (the synchronize then reports the crash), not look like
+    a kernel still running until the budget runs out."""
+    from types import SimpleNamespace
+
+    from grader.backends import gpu
+
+    def fake_cp(answers):
+        answers = iter(answers)
+
+        class Event:
+            ptr = 1
+
+            def __init__(self, **_):
+                pass
+
+            def record(self):
+                pass
+
+        runtime = SimpleNamespace(eventQuery=lambda ptr: next(answers))
+        return SimpleNamespace(cuda=SimpleNamespace(Event=Event, runtime=runtime))
+
+    assert gpu._wait(fake_cp([gpu._NOT_READY, gpu._NOT_READY, 0]), 5.0)           # finished
+    assert gpu._wait(fake_cp([gpu._NOT_READY, 716]), 5.0)                          # misaligned address: over
+    assert not gpu._wait(fake_cp([gpu._NOT_READY] * 100_000), 0.05)                 # still running at the limit
+
+    def raising(ptr):
+        raise RuntimeError("cudaErrorIllegalAddress")
+
+    cp = fake_cp([])
+    cp.cuda.runtime.eventQuery = raising
+    assert gpu._wait(cp, 5.0)

@@ -165,19 +165,35 @@ def canary_words_damaged(words: np.ndarray, dtype: np.dtype, count: int) -> dict
     return {k: v for k, v in (("before", before), ("after", after)) if v}
 
 
+# cudaEventQuery's answer while the work before the event is still running (cudaErrorNotReady).
+_NOT_READY = 600
+
+
 def _wait(cp: Any, seconds: float) -> bool:
     """Poll an event recorded after the launch until it completes (True) or `seconds` pass (False).
-    Polling, not a blocking synchronize: a kernel that never ends would block that forever."""
+    Polling, not a blocking synchronize: a kernel that never ends would block that forever.
+
+    A kernel that faulted (an illegal or misaligned address, a trap) is finished too: the query then
+    answers with that error, not "not ready", and the synchronize after this reports it as a crash.
+    (CuPy's Event.done reads any answer but success as "not done": a fault looked like a hang.)"""
     done = cp.cuda.Event(disable_timing=True)
     done.record()
     deadline = time.monotonic() + seconds
     pause = 0.0001
-    while not done.done:
+    while _query(cp, done) == _NOT_READY:
         if time.monotonic() > deadline:
             return False
         time.sleep(pause)
         pause = min(pause * 2, 0.01)
     return True
+
+
+def _query(cp: Any, event: Any) -> int:
+    """cudaEventQuery's status for the event (0 done, _NOT_READY running, anything else an error)."""
+    try:
+        return int(cp.cuda.runtime.eventQuery(event.ptr))
+    except Exception:  # a binding that raises on the error: the kernel is over, synchronize says how
+        return -1
 
 
 def _explain(text: str) -> str:
