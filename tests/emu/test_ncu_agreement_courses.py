@@ -78,5 +78,7 @@ def test_global_and_atomic_counts_match_ncu(exercise, name, key, tmp_path):
                              step_limit=ex.spec.limits.step_limit)
     got = launched.outcome.findings["counters"]
     measured = golden["counters"]
+    if any(v != v for v in measured.values()):  # NaN: ncu had no row for a launch that faulted on the GPU
+        pytest.skip("ncu measured nothing for this launch (it faulted on the GPU)")
     keys = [k for k in GLOBAL if k in measured]
     assert {k: got.get(k) for k in keys} == {k: int(measured[k]) for k in keys}
