@@ -63,8 +63,10 @@ def _backend_option(f):
 @click.option("--seed", type=int, help="Base seed for the random inputs (default: fresh each run; the one used is in the JSON).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
 def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, seed: int | None, quiet: bool) -> None:
-    """Grade SUBMISSION (a .cu file) against the exercise in EXERCISE_DIR.
+    """Grade SUBMISSION (a .cu file, or a Colab notebook .ipynb) against the exercise in EXERCISE_DIR.
 
+    A notebook is never run: the grader reads the kernel from its `%%writefile submission.cu` cell
+    (or a `%%cuda` cell) and names lines as `notebook cell 7, line 12`.
     This is what `grade EXERCISE_DIR SUBMISSION` runs.
     """
     def work() -> None:
@@ -136,6 +138,7 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
 
     Global sectors and requests, shared-memory instructions and wavefronts, keyed by Nsight Compute's
     metric names. The emulator attributes them to your source lines; on a GPU, ncu gives the totals.
+    SUBMISSION may be a .cu file or a Colab notebook (.ipynb).
     """
     from . import profile as profile_module
 

@@ -50,7 +50,8 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
     \b
     SUBMISSIONS is one of:
       a folder of .cu files             alice.cu, bob.cu, ...    (id = file name)
-      a folder of student folders       alice/kernel.cu, ...     (id = folder name; exactly one .cu each)
+      a folder of Colab notebooks       alice.ipynb, ...         (the %%writefile submission.cu cell is graded)
+      a folder of student folders       alice/kernel.cu, ...     (id = folder name; one .cu, or one .ipynb, each)
       a .zip of either                  e.g. Gradescope's "Export Submissions" zip
 
     \b
@@ -60,7 +61,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
       summary.txt/.json   score histogram, most failed checks, identical submissions
 
     \b
-    status is graded, compile-error (did not compile, or no usable .cu file),
+    status is graded, compile-error (did not compile, or no usable .cu file or notebook),
     timeout (stopped after --timeout), or grader-error (the grader failed: re-run). Each submission
     is graded in its own process, so a hang, crash or output flood costs only its own row.
 

@@ -3,7 +3,7 @@
 The zip (see build_bundle) unpacks to /autograder/source:
 
     setup.sh          installs Python and this grader (from kernel-grader/) into /autograder/venv
-    run_autograder    grades /autograder/submission/*.cu; always writes /autograder/results/results.json
+    run_autograder    grades /autograder/submission/*.cu or *.ipynb; always writes /autograder/results/results.json
     README.md         for course staff: what runs, what does not (no GPU there)
     bundle.json       what run_autograder grades: exercise folder, expected file name, time limit
     kernel-grader/    the grader's source (pyproject.toml, grader/)
@@ -63,8 +63,8 @@ class Choice:
 def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.cu", timeout: float = 480.0) -> Bundle:
     """Write the autograder zip for one exercise; validates the exercise and the reference first."""
     exercise = exercise_module.load(Path(exercise_dir))
-    if not filename.endswith(".cu") or "/" in filename or filename.startswith("."):
-        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu")
+    if not filename.endswith((".cu", ".ipynb")) or "/" in filename or filename.startswith("."):
+        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu or .ipynb")
     if not exercise.solution_path.is_file():
         raise UsageError(f"{exercise.solution_path}: missing; the bundle needs the reference solution "
                          "(the traffic check compares with it)")
@@ -154,25 +154,32 @@ def autograder_root() -> Path:
 
 
 def choose_submission(folder: Path, filename: str) -> Choice:
-    """The .cu to grade among the student's files: the expected name, else the only .cu, else none."""
+    """The file to grade among the student's: the expected name, else the only .cu, else the only
+    notebook (.ipynb, whose `%%writefile submission.cu` cell is graded), else none."""
     if not folder.is_dir():
         return Choice(None, problem=f"No submission folder was found; submit one file named {filename}.")
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts)
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
     sources = [p for p in files if p.suffix.lower() == ".cu"]
+    notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
     shown = ", ".join(str(p.relative_to(folder)) for p in files[:10]) or "no files"
-    exact = [p for p in sources if p.name == filename]
+    exact = [p for p in files if p.name == filename]
     if len(exact) == 1:
-        others = [p.name for p in sources if p != exact[0]]
-        note = f"Graded {filename}; the other .cu files ({', '.join(others)}) were ignored." if others else ""
+        others = [p.name for p in sources + notebooks if p != exact[0]]
+        note = f"Graded {filename}; the other files ({', '.join(others)}) were ignored." if others else ""
         return Choice(exact[0], note=note)
     if len(sources) == 1:
         return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only .cu file "
                                        "submitted. Please name it " + filename + " next time.")
-    if not sources:
-        return Choice(None, problem=f"No .cu file was submitted (found: {shown}). Submit your kernel as one file "
-                                    f"named {filename}.")
-    return Choice(None, problem=f"{len(sources)} .cu files were submitted ({shown}) and none is named {filename}. "
-                                f"Submit exactly one file, named {filename}.")
+    if not sources and len(notebooks) == 1:
+        return Choice(notebooks[0])  # a notebook may have any name (Colab adds "Copy of", downloads add " (1)")
+    if not sources and not notebooks:
+        return Choice(None, problem=f"No .cu file or notebook was submitted (found: {shown}). Submit your kernel as one "
+                                    f"file named {filename}, or the Colab notebook (.ipynb) that holds it.")
+    many = sources or notebooks
+    kind = ".cu files" if sources else "notebooks"
+    return Choice(None, problem=f"{len(many)} {kind} were submitted ({shown}) and none is named {filename}. "
+                                f"Submit exactly one file, named {filename}, or one notebook.")
 
 
 def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any]:
@@ -241,7 +248,8 @@ python3 -m venv "$ROOT/venv"
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
-# Gradescope runs this once per submission. It grades /autograder/submission/*.cu on the CPU
+# Gradescope runs this once per submission. It grades /autograder/submission/*.cu (or a Colab
+# notebook, *.ipynb, whose %%writefile submission.cu cell holds the kernel) on the CPU
 # emulator (Gradescope has no GPU) and writes /autograder/results/results.json. It never exits
 # without writing results.json: if Python cannot even start, it writes a fallback that says so.
 ROOT="${KERNEL_GRADER_AUTOGRADER_ROOT:-/autograder}"
@@ -275,11 +283,13 @@ Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the
 - `setup.sh` (once, when Gradescope builds the image): installs Python, then this grader from
   `kernel-grader/` with its dependencies (CuPy and NVIDIA's NVRTC wheel, which compile CUDA to PTX
   without a GPU) into `/autograder/venv`, and grades the reference solution as a smoke test.
-- `run_autograder` (once per submission): grades `/autograder/submission/*.cu` and writes
+- `run_autograder` (once per submission): grades `/autograder/submission/*.cu` (or `*.ipynb`) and writes
   `/autograder/results/results.json`, always, whatever the submission does.
   - `{filename}` is graded; a single `.cu` file with another name is graded too, with a note
-    asking for the right name; no `.cu` file, or several and none named `{filename}`, gives a
-    score of 0 and a message saying what was expected.
+    asking for the right name; without a `.cu` file, a single Colab notebook (`.ipynb`, any name)
+    is graded: the kernel in its `%%writefile submission.cu` cell, never run as a notebook. No
+    `.cu` file and no notebook, or several and none named `{filename}`, gives a score of 0 and a
+    message saying what was expected.
   - One grading may take {timeout:g} s (`bundle.json`); past that it is stopped and scored 0 with a
     message, before Gradescope's own limit (10 minutes by default) would leave no results at all.
 

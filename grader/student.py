@@ -175,7 +175,9 @@ def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text
             f"# Each failing check says what went wrong and on which line of submission.cu.\n"
             f"!grade {ex_id} submission.cu"),
         v4.new_markdown_cell(
-            "When you are happy with it, download `submission.cu` (Files panel on the left) and submit it. "
+            "When you are happy with it, submit either `submission.cu` (Files panel on the left) or this notebook "
+            "(File > Download > Download .ipynb): the grader reads the kernel from the `%%writefile submission.cu` "
+            "cell and never runs the notebook. Keep exactly one such cell. "
             "The final grading runs more sizes than this notebook, and compares memory traffic and speed "
             "with the course's reference solution."),
     ]
