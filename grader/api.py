@@ -61,6 +61,10 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     """Grade one submission against one exercise and return the Report (never raises for student errors)."""
     started = time.perf_counter()
     exercise = exercise_module.load(Path(exercise_dir))
+    if exercise.kind == "python":  # functions in a Python child, no kernel and no backend to choose
+        from . import pygrade
+
+        return pygrade.grade(exercise, Path(submission), seed=0 if seed is None else int(seed), started=started)
     chosen, gpu, note = resolve_backend(backend)
     seed = secrets.randbits(31) if seed is None else int(seed)
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))

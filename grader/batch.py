@@ -50,7 +50,8 @@ MAX_ZIP_BYTES = 512 * 1024**2       # total extracted bytes
 MAX_ZIP_MEMBERS = 20_000
 SOURCE_SUFFIX = ".cu"
 NOTEBOOK_SUFFIX = ".ipynb"   # a Colab notebook: its %%writefile submission.cu cell is graded (grader.notebook)
-SUFFIXES = (SOURCE_SUFFIX, NOTEBOOK_SUFFIX)
+PYTHON_SUFFIX = ".py"        # a Python exercise's module
+SUFFIXES = (SOURCE_SUFFIX, PYTHON_SUFFIX, NOTEBOOK_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -187,14 +188,16 @@ def collect(submissions: Path, scratch: Path) -> list[Entry]:
             continue
         files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix.lower() in SUFFIXES
                        and not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(path).parts))
-        # One .cu is the kernel; without any .cu, one notebook is (a .cu beside the notebook it came from wins).
-        sources = [p for p in files if p.suffix.lower() == SOURCE_SUFFIX] or files
+        # One .cu (or .py) is the submission; without one, one notebook is (a source file beside the
+        # notebook it came from wins).
+        sources = ([p for p in files if p.suffix.lower() == SOURCE_SUFFIX] or [p for p in files if p.suffix.lower() == PYTHON_SUFFIX]
+                   or files)
         if len(sources) == 1:
             entries.append(Entry(student, path.name, sources[0], fingerprint=_file_hash(sources[0]), submitters=who))
             continue
         if sources:
             listed = ", ".join(str(p.relative_to(path)) for p in sources[:10])
-            kind = ".cu files" if sources[0].suffix.lower() == SOURCE_SUFFIX else "notebooks"
+            kind = {SOURCE_SUFFIX: ".cu files", PYTHON_SUFFIX: ".py files"}.get(sources[0].suffix.lower(), "notebooks")
             problem = (f"{len(sources)} {kind} were submitted ({listed}); submit exactly one .cu file or one notebook "
                        "with your kernel.")
         else:

@@ -85,6 +85,10 @@ def list_cmd(root: Path) -> None:
     """List the exercises under ROOT (default: exercises/) with their kernels and graded checks."""
     def work() -> None:
         for ex in exercise_module.discover(root):
+            if ex.kind == "python":
+                functions = ", ".join(f"{f.name} {f.points:g}" for f in ex.spec.functions)
+                click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} Python functions: {functions}")
+                continue
             checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
             click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
 

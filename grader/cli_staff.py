@@ -185,7 +185,7 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
         source = pip_source or student.PLACEHOLDER_PIP_SOURCE
         bundle = student.build_bundle(exercise_dir, out, pip_source=source)
         click.echo(f"wrote {bundle.folder}/: " + ", ".join(p.name for p in bundle.files))
-        if pip_source is None:
+        if pip_source is None and source in bundle.notebook.read_text(encoding="utf-8"):
             click.echo(f"note: the notebook installs the grader from a placeholder ({source}); "
                        "pass --pip-source with where you host the wheel", err=True)
 

@@ -63,8 +63,10 @@ class Choice:
 def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.cu", timeout: float = 480.0) -> Bundle:
     """Write the autograder zip for one exercise; validates the exercise and the reference first."""
     exercise = exercise_module.load(Path(exercise_dir))
-    if not filename.endswith((".cu", ".ipynb")) or "/" in filename or filename.startswith("."):
-        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu or .ipynb")
+    if exercise.kind == "python" and filename.endswith(".cu"):
+        filename = "submission.py"  # the default name, for an exercise whose submissions are Python
+    if not filename.endswith((".cu", ".py", ".ipynb")) or "/" in filename or filename.startswith("."):
+        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu, .py or .ipynb")
     if not exercise.solution_path.is_file():
         raise UsageError(f"{exercise.solution_path}: missing; the bundle needs the reference solution "
                          "(the traffic check compares with it)")
@@ -74,11 +76,11 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
         parts = path.relative_to(exercise.root).parts
         if path.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in parts):
             files[f"exercises/{ex_id}/{path.relative_to(exercise.root).as_posix()}"] = path.read_bytes()
-    files[f"reference/{ex_id}/solution.cu"] = exercise.solution_path.read_bytes()
+    files[f"reference/{ex_id}/{exercise.solution_path.name}"] = exercise.solution_path.read_bytes()
     files.update(_grader_source())
     config = {"exercise": f"exercises/{ex_id}", "filename": filename, "timeout": float(timeout), "backend": "emu"}
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
-    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
+    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).replace("@SOLUTION@", exercise.solution_path.name).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
     files["README.md"] = README.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
                                        version=__version__).encode()
@@ -160,7 +162,8 @@ def choose_submission(folder: Path, filename: str) -> Choice:
         return Choice(None, problem=f"No submission folder was found; submit one file named {filename}.")
     files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts
                    and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    sources = [p for p in files if p.suffix.lower() == ".cu"]
+    suffix = ".py" if filename.endswith(".py") else ".cu"  # a Python exercise's submissions are .py
+    sources = [p for p in files if p.suffix.lower() == suffix]
     notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
     shown = ", ".join(str(p.relative_to(folder)) for p in files[:10]) or "no files"
     exact = [p for p in files if p.name == filename]
@@ -244,7 +247,7 @@ python3 -m venv "$ROOT/venv"
 # CuPy's NVRTC compiles kernels to PTX without a GPU; the emulator runs the PTX.
 "$ROOT/venv/bin/python" -m pip install "$SOURCE/kernel-grader"
 # A smoke test at build time: the reference solution must grade (a broken image fails here, not on students).
-"$ROOT/venv/bin/python" -m grader "$SOURCE/exercises/@ID@" "$SOURCE/reference/@ID@/solution.cu" --backend emu --quiet
+"$ROOT/venv/bin/python" -m grader "$SOURCE/exercises/@ID@" "$SOURCE/reference/@ID@/@SOLUTION@" --backend emu --quiet
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash

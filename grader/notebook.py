@@ -311,3 +311,61 @@ def _shown(text: str, limit: int = 60) -> str:
     text = "".join(ch if ch.isprintable() else "?" for ch in text).replace("`", "'")
     return text[:limit] + ("..." if len(text) > limit else "")
 
+
+
+# ---------------------------------------------------------------------------------------------
+# Python exercises: the definitions of every code cell
+
+@dataclass(frozen=True)
+class PythonCells:
+    """The module a Python notebook submission amounts to, and what was left out of it."""
+
+    source: str
+    cells: tuple[CellLine, ...]
+    skipped: tuple[str, ...]  # one line each: a cell magic, shell escapes, a cell that does not parse
+
+
+def extract_python(data: bytes, name: str) -> tuple[PythonCells | None, str]:
+    """The definitions (def, class, import, assignments) of every code cell, in notebook order.
+
+    Everything else is left out and never run: calls at the top level (the check cells), `!` shell
+    escapes and `%` line magics, and cells that start with a cell magic (`%%bash`, `%%writefile`).
+    A cell that does not parse is left out too, and said so.
+    """
+    import ast
+
+    cells, problem = _code_cells(data, name)
+    if cells is None:
+        return None, problem
+    out: list[str] = []
+    where: list[CellLine] = []
+    skipped: list[str] = []
+    for number, text in cells:
+        magic, _, _ = _cell_magic(text)
+        if magic is not None:
+            skipped.append(f"notebook cell {number}: a `{_shown(magic.split()[0], 20)}` cell (not run)")
+            continue
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        escapes = [i for i, line in enumerate(lines) if line.lstrip().startswith(("!", "%"))]
+        if escapes:
+            skipped.append(f"notebook cell {number}: {len(escapes)} shell escape or magic line(s) (not run)")
+            for i in escapes:
+                lines[i] = ""
+        try:
+            tree = ast.parse("\n".join(lines))
+        except SyntaxError as exc:
+            skipped.append(f"notebook cell {number}, line {exc.lineno}: SyntaxError: {_shown(exc.msg or '', 80)} "
+                           "(the cell was left out)")
+            continue
+        for node in tree.body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom,
+                                     ast.Assign, ast.AnnAssign)):
+                continue
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            for k in range(first, (node.end_lineno or node.lineno) + 1):
+                out.append(lines[k - 1])
+                where.append(CellLine(number, k))
+    if not out:
+        return None, (f"{name}: no code cell defines anything (no `def`, `class`, `import` or assignment was found). "
+                      "Write your functions in the notebook's code cells, save it and resubmit.")
+    return PythonCells("\n".join(out) + "\n", tuple(where), tuple(skipped)), ""

@@ -46,6 +46,10 @@ class StudentBundle:
 def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER_PIP_SOURCE) -> StudentBundle:
     """Write OUT/<id>/ for one exercise; the notebook is validated with nbformat before it is written."""
     exercise = exercise_module.load(Path(exercise_dir))
+    if exercise.kind == "python":
+        from . import pystudent
+
+        return StudentBundle(*pystudent.build_bundle(exercise, Path(out)))
     if not re.fullmatch(r"[^\s\"'`$;&|<>]+", pip_source):  # it goes into a shell line in the notebook
         raise UsageError("--pip-source must be one line: a wheel URL, a git+https URL or a package name")
     for name in ("README.md", "skeleton.cu", "harness.py"):

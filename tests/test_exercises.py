@@ -21,7 +21,7 @@ def test_exercise_validates_on_the_emulator(exercise):
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_each_exercise_has_a_corpus_with_an_edge_size_bug(exercise):
-    wrong = sorted((ROOT / "reference" / exercise / "wrong").glob("*.cu"))
+    wrong = sorted((ROOT / "reference" / exercise / "wrong").glob("*.cu")) + sorted((ROOT / "reference" / exercise / "wrong").glob("*.py"))
     assert len(wrong) >= 5
     headers = [read_expectation(p) for p in wrong]
     assert all(h is not None for h in headers)

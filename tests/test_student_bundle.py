@@ -20,7 +20,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml"))
+# Kernel exercises (Python exercises' bundles are tested in tests/test_pystudent.py).
+EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml") if 'kind = "python"' not in p.read_text())
 
 
 def bundled_texts(bundle: student.StudentBundle) -> dict[str, str]:
