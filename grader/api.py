@@ -273,8 +273,7 @@ def _compile_in_child(sources: list[dict], arch: str, limits, tmp: Path) -> dict
     """Compile in a child: what it finished, by label (plus _timed_out/_describe when it did not end well)."""
     job = tmp / "compile.json"
     summary = tmp / "compile-summary.json"
-    job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary),
-                               "allowed_includes": list(limits.allowed_includes)}))
+    job.write_text(json.dumps({"sources": sources, "arch": arch, "summary": str(summary)}))
     limit = limits.compile_seconds
     # An empty working directory: nothing a relative #include could name. NVRTC is host code, so
     # the address-space cap applies (a macro bomb stops at it rather than at the machine's memory).

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import headers
+
 # -lineinfo: PTX .loc lines and SASS line tables, so every finding points at a source line.
 BASE_OPTIONS = ("-lineinfo", "-std=c++17", "--no-source-include")
 DEFAULT_ARCH = "sm_90"  # without a GPU: the architecture the emulator's PTX is compiled for
@@ -21,7 +23,7 @@ _HINTS = (
     ("host functions are not allowed in JIT mode",
      "Submit only device code: remove main() and any other host function; the grader launches your kernel itself."),
     ("cannot open source file",
-     "The grader compiles your file on its own; remove #include lines (the built-ins need none)."),
+     "This header is not available to the grader's compiler; remove the #include (the CUDA built-ins need none)."),
     # A fast machine reaches the compiler's memory cap before its time limit.
     ("catastrophic error: out of memory",
      "The compiler ran out of the memory it may use: a compile-time bomb? (deep template or macro recursion)"),
@@ -41,30 +43,32 @@ class CompileResult:
     hint: str = ""
 
 
-def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH, extra_options: tuple[str, ...] = (),
-                   allowed_includes: tuple[str, ...] = ()) -> CompileResult:
+def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH, extra_options: tuple[str, ...] = ()) -> CompileResult:
     """Compile CUDA source to PTX and CUBIN for `arch` (e.g. "sm_90"); errors come back in the result.
 
     The log names the file `name` and only it: NVRTC sees a plain ASCII stand-in (a name with
     quotes or newlines would otherwise reach the PTX's .file directive), and a diagnostic in any
     other file (pulled in by a directive the policy missed) is reported without that file's text.
+    Includes resolve only in the grader's own header folders (grader/headers.py); the source
+    policy has already refused every header the exercise does not allow.
     """
     from cupy_backends.cuda.libs import nvrtc  # imported here: only the compile child needs it
 
     options = BASE_OPTIONS + (f"-arch={arch}",) + tuple(extra_options)
+    dirs = _include_dirs(nvrtc) if "include" in source else headers.include_dirs(None)
     plain = _plain_name(name)
     start = time.perf_counter()
     prog = nvrtc.createProgram(source, plain, [], [])
     try:
         try:
-            nvrtc.compileProgram(prog, list(options))
+            nvrtc.compileProgram(prog, list(options) + [f"-I{d}" for d in dirs])
         except nvrtc.NVRTCError:
             log = _clean_log(_own_file_only(_text(nvrtc.getProgramLog(prog)), plain, name))
             return CompileResult(False, log, seconds=time.perf_counter() - start, options=options, hint=_hint(log))
         log = _clean_log(_own_file_only(_text(nvrtc.getProgramLog(prog)), plain, name))
         ptx = nvrtc.getPTX(prog)
         ptx = (ptx.decode() if isinstance(ptx, bytes) else ptx).rstrip("\x00")
-        foreign = foreign_files(ptx, plain, allowed_includes)
+        foreign = foreign_files(ptx, plain, dirs)
         if foreign:
             log = (f"{name}: your code pulled in another file ({len(foreign)} file(s), not shown). "
                    "A submission must be one self-contained file: remove every #include and #line.")
@@ -113,12 +117,26 @@ def _own_file_only(log: str, plain: str, name: str) -> str:
     return "\n".join(out)
 
 
-def foreign_files(ptx: str, plain: str, allowed_includes: tuple[str, ...] = ()) -> list[str]:
-    """Files other than the submission that contributed code (the PTX's .file directives)."""
-    allowed = {Path(a).name for a in allowed_includes} | {Path(a).stem + ".hpp" for a in allowed_includes}
+def foreign_files(ptx: str, plain: str, dirs: tuple[Path, ...] = ()) -> list[str]:
+    """Files other than the submission and the grader's own headers that contributed code (the
+    PTX's .file directives)."""
     own = {plain, os.path.abspath(plain), os.path.realpath(plain)}  # NVRTC names the main file from the cwd
     found = re.findall(r'^\s*\.file\s+\d+\s+"((?:[^"\\]|\\.)*)"', ptx, re.MULTILINE)
-    return [f for f in found if f not in own and Path(f).name not in allowed]
+    return [f for f in found if f not in own and not headers.within(f, dirs)]
+
+
+_BUNDLE: list[Path | None] = []  # NVRTC's bundled headers, looked for once per process
+
+
+def _include_dirs(nvrtc) -> tuple[Path, ...]:
+    """The grader's header folders, NVRTC's bundled headers among them once extracted."""
+    if not _BUNDLE:
+        try:
+            version = tuple(nvrtc.getVersion())[:2]
+        except Exception:  # an NVRTC binding without getVersion: the grader's own headers only
+            version = ()
+        _BUNDLE.append(headers.install_bundle(version) if len(version) == 2 else None)  # type: ignore[arg-type]
+    return headers.include_dirs(_BUNDLE[0])
 
 
 def kernel_param_types(ptx: str, kernel: str) -> list[str] | None:
@@ -157,8 +175,7 @@ def main(argv: list[str]) -> int:
     job = json.loads(Path(argv[0]).read_text())
     summary = {}
     for item in job["sources"]:
-        result = compile_source(Path(item["path"]).read_text(encoding="utf-8"), item["name"], job["arch"],
-                                allowed_includes=tuple(job.get("allowed_includes", ())))
+        result = compile_source(Path(item["path"]).read_text(encoding="utf-8"), item["name"], job["arch"])
         entry = {"ok": result.ok, "log": result.log, "hint": result.hint, "seconds": result.seconds, "options": list(result.options)}
         if result.ok:
             ptx_path, cubin_path = Path(item["out"] + ".ptx"), Path(item["out"] + ".cubin")

@@ -9,6 +9,7 @@ be read or written is simply not used.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -89,6 +90,13 @@ def _toolchain() -> str:
         return "no-cupy"
     version_file = Path(spec.origin).parent / "_version.py"
     try:
-        return version_file.read_text()[:200] + os.environ.get("CUDA_PATH", "")
+        found = version_file.read_text()[:200] + os.environ.get("CUDA_PATH", "")
     except OSError:
-        return spec.origin
+        found = spec.origin
+    # NVRTC comes in its own wheel, and its version decides the bundled headers too.
+    for dist in ("nvidia-cuda-nvrtc", "nvidia-cuda-nvrtc-cu12"):
+        try:
+            found += f" {dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import jsonschema
 
-from . import expressions
+from . import expressions, headers
 from .errors import SpecError
 
 if sys.version_info >= (3, 11):
@@ -137,7 +137,7 @@ class Limits:
     open_files: int = 1024
     file_size_bytes: int = 512 * 1024**2  # largest file a child may write
     cpu_factor: float = 2.0  # CPU-seconds limit = cpu_factor * wall-clock limit + 10 (NumPy may use threads)
-    allowed_includes: tuple[str, ...] = ()
+    allowed_includes: tuple[str, ...] = headers.EVERYDAY  # grader/headers.py: what nvcc users include by habit
 
 
 @dataclass(frozen=True)

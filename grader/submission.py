@@ -112,9 +112,9 @@ def _printable(text: str) -> str:
 def _refusal(name: str, line: int, directive: str, text: str, limits: Limits) -> str:
     shown = text[:80] + ("..." if len(text) > 80 else "")
     if directive in ("include", "include_next", "import", "embed"):
-        allowed = ", ".join(limits.allowed_includes) or "none"
-        return (f"{name}:{line}: '{shown}' is not allowed in this exercise (allowed includes: {allowed}). "
-                "Everything the kernel needs is built in; remove the line.")
+        allowed = ", ".join(f"<{h}>" for h in limits.allowed_includes) or "none"
+        return (f"{name}:{line}: '{shown}' is not allowed in this exercise (the headers you may include: {allowed}). "
+                "Everything else a kernel needs is built in; remove the line.")
     if directive == "line" or directive.isdigit():
         return (f"{name}:{line}: '{shown}' is not allowed: #line directives change the file name and line numbers "
                 "the grader reports for your code. Remove the line.")

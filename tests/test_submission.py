@@ -13,7 +13,8 @@ def _policy(tmp_path, text, limits=Limits()):
 
 @pytest.mark.parametrize("source", [
     '#include "/etc/passwd"\n',
-    "  #  include <cstdio>\n",
+    "  #  include <vector>\n",
+    "#include <cstdio>/**/x\n",
     '#include "../../reference/level2/solution.cu"\n',
     "#inc\\\nlude <x>\n",
     "#define F </etc/passwd>\n#include F\n",

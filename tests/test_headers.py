@@ -1,0 +1,68 @@
+"""The everyday headers compile as nvcc users expect, from the grader's own folders only."""
+from pathlib import Path
+
+import pytest
+
+from grader import headers
+from grader.compile import compile_source, foreign_files
+from grader.spec import Limits
+from grader.submission import Submission, check_policy
+
+pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+
+KERNEL = r'''
+extern "C" __global__ void k(float* out, int n)
+{
+    uint32_t lane = threadIdx.x % 32u;
+    std::int64_t wide = INT_MAX;
+    if (n < 0) printf("never %d %u\n", n, lane);
+    assert(n >= 0);
+    out[0] = sqrtf(2.0f) + FLT_MAX * 0.0f + (INFINITY > 1.0f) + (float)wide * 0.0f + (float)M_PI * 0.0f
+             + __half2float(__float2half(1.5f)) + __bfloat162float(__float2bfloat16(0.5f));
+}
+'''
+
+
+def test_every_everyday_header_compiles_together():
+    includes = "".join(f"#include <{h}>\n" for h in headers.EVERYDAY)
+    result = compile_source(includes + KERNEL, "mine.cu")
+    assert result.ok, result.log
+    assert ".entry k" in result.ptx
+
+
+@pytest.mark.parametrize("header", headers.EVERYDAY)
+def test_each_everyday_header_compiles_alone(header):
+    result = compile_source(f'#include <{header}>\n#include "{header}"\n'
+                            'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }\n', "mine.cu")
+    assert result.ok, result.log
+
+
+def test_an_unknown_header_does_not_compile_and_says_why():
+    result = compile_source('#include <vector>\nextern "C" __global__ void k(float* x) { x[0] = 1.0f; }\n', "mine.cu")
+    assert not result.ok
+    assert "not available" in result.hint
+
+
+def test_the_policy_allows_the_everyday_list_by_default_and_nothing_else(tmp_path):
+    def verdict(text: str, limits: Limits = Limits()):
+        return check_policy(Submission(tmp_path / "s.cu", "s.cu", text, "0", len(text)), limits)
+
+    assert verdict("#include <cstdio>\n#include \"cuda_runtime.h\"\n").ok
+    for bad in ('#include "/etc/passwd"\n', "#include <vector>\n", '#include "../grader/include/cstdio"\n',
+                "#include <include/cstdio>\n"):
+        refused = verdict(bad)
+        assert not refused.ok and refused.line == 1, bad
+        assert "<cstdio>" in refused.message  # the message lists what may be included
+    assert not verdict("#include <cstdio>\n", Limits(allowed_includes=())).ok  # an exercise may narrow it
+
+
+def test_ptx_naming_a_file_outside_the_grader_folders_is_foreign(tmp_path):
+    ptx = '.file 1 "mine.cu"\n.file 2 "/etc/passwd"\n' + f'.file 3 "{headers.own_dir() / "cmath"}"\n'
+    assert foreign_files(ptx, "mine.cu", headers.include_dirs(None)) == ["/etc/passwd"]
+    sneaky = f'.file 2 "{headers.own_dir()}/../../etc/passwd"\n'
+    assert foreign_files(sneaky, "mine.cu", headers.include_dirs(None))
+
+
+def test_the_headers_ship_with_the_package():
+    for name in ("cstdio", "cuda_runtime.h", "cmath", "cstdint"):
+        assert (Path(headers.own_dir()) / name).is_file()
