@@ -62,9 +62,16 @@ class LoadOutcome:
     line: int | None = None
 
 
-@lru_cache(maxsize=1)
+NO_NAMESPACES_VARIABLE = "KERNEL_GRADER_NO_NAMESPACES"  # set (to anything) to grade as where unshare is refused
+
+
 def namespaces_available() -> bool:
     """Whether `unshare` can give a child new user, network and mount namespaces here (probed once)."""
+    return not os.environ.get(NO_NAMESPACES_VARIABLE) and _probe_namespaces()
+
+
+@lru_cache(maxsize=1)
+def _probe_namespaces() -> bool:
     unshare = shutil.which("unshare")
     if not unshare or sys.platform != "linux":
         return False
@@ -101,6 +108,11 @@ class Worker:
         self.stderr: _CappedReader | None = None
         self.printed: list[str] = []
         self._next = 0
+        self.hung: set[str] = set()  # functions a call of which ran out of time: not called again
+        # Each function's share of run_seconds for all its calls, so one slow or endless function
+        # cannot use up the time the others need (the whole child still stops at run_seconds).
+        self.share = limits.run_seconds / max(1, len(self.functions))
+        self.spent = {fn: 0.0 for fn in self.functions}
         self.loaded = self._start()
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -187,14 +199,25 @@ class Worker:
             return CallOutcome(False, error=self.dead or self.loaded.error)
         if not self.loaded.defined.get(fn):
             return CallOutcome(False, error=f"the submission does not define {fn}()")
+        if fn in self.hung:  # one endless call is enough: the others keep their share of the time
+            return CallOutcome(False, error=f"not run: an earlier call of {fn}() did not finish in time")
+        left = self.share - self.spent[fn]
+        if left <= 0:
+            self.hung.add(fn)
+            return CallOutcome(False, error=f"not run: the calls of {fn}() used up its {self.share:.0f} s share of the time limit")
+        timeout = left if timeout is None else min(timeout, left)
         self._next += 1
         try:
             payload = pyvalues.encode(list(args), public=self.public_classes)
         except pyvalues.NotAValue as exc:  # the exercise's own test passed something the codec refuses
             raise TypeError(f"cannot send {fn}'s arguments to the child: {exc}") from None
         self._send({"id": self._next, "fn": fn, "args": payload})
+        started = time.monotonic()
         reply = self._reply(timeout)
+        self.spent[fn] += time.monotonic() - started
         if reply is None:
+            if self.timed_out:
+                self.hung.add(fn)
             return CallOutcome(False, error=self.dead)
         if reply.get("id") != self._next:
             self._kill(f"its process answered out of turn (did the submission write to the grader's channel?)")
@@ -230,13 +253,16 @@ class Worker:
                 out.put({"_garbled": True})
 
     def _reply(self, timeout: float | None = None) -> dict | None:
+        self.timed_out = False
         left = self.deadline - time.monotonic()
         wait = left if timeout is None else min(left, timeout)
         try:
             reply = self.replies.get(timeout=max(0.0, wait))
         except queue.Empty:
+            self.timed_out = True
             self._kill(f"it did not finish within the time limit ({self.limits.run_seconds:g} s for all calls"
-                       + (f", {timeout:g} s for one" if timeout is not None and timeout < left else "") + "): an endless loop?")
+                       + (f", {timeout:.3g} s for this one" if timeout is not None and timeout < left else "")
+                       + "): an endless loop?")
             return None
         if reply is None:
             self.proc.wait(timeout=5)
