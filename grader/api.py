@@ -9,7 +9,7 @@ import dataclasses
 import json
 import os
 import re
-import secrets
+import hashlib
 import shutil
 import tempfile
 import time
@@ -39,6 +39,7 @@ from .stages import Runner, child_limits
 from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")
+SECRET_VARIABLE = "KERNEL_GRADER_SECRET"  # a course's secret, mixed into every seed (derive_seed)
 _PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"}}
 
 
@@ -64,9 +65,8 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     if exercise.kind == "python":  # functions in a Python child, no kernel and no backend to choose
         from . import pygrade
 
-        return pygrade.grade(exercise, Path(submission), seed=0 if seed is None else int(seed), started=started)
+        return pygrade.grade(exercise, Path(submission), seed=seed, started=started)
     chosen, gpu, note = resolve_backend(backend)
-    seed = secrets.randbits(31) if seed is None else int(seed)
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
@@ -76,11 +76,26 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, seed: int, tmp: Path,
+def derive_seed(exercise_id: str, sha256: str | None, secret: str | None = None) -> int:
+    """The base seed of a grading: from the exercise, the submission's exact bytes and the course's
+    secret ($KERNEL_GRADER_SECRET, where staff set one), so a regrade of the same file draws the same
+    inputs and gets the same results, while students cannot know the inputs without the secret."""
+    secret = os.environ.get(SECRET_VARIABLE, "") if secret is None else secret
+    text = "\0".join(["kernel-grader seed", exercise_id, sha256 or "unreadable", secret])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, seed: int | None, tmp: Path,
            started: float, notes: list[str]) -> Report:
     spec = exercise.spec
     device = gpu.name if gpu else "CPU emulator"
     clock = StageClock(origin=started, origin_epoch=time.time() - (time.perf_counter() - started))
+
+    sub, verdict, where = notebook_module.read_checked(path, spec.limits)
+    if where.note():
+        notes.append(where.note())
+    if seed is None:
+        seed = derive_seed(spec.id, sub.sha256 if sub else None)
 
     def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), sha: str | None = None, output: str = "") -> Report:
         return Report(exercise=spec.id, submission=submission_module.display_name(path), sha256=sha, backend=backend,
@@ -88,9 +103,6 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
                       seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(notes),
                       student_output=output, stages=clock.stages())
 
-    sub, verdict, where = notebook_module.read_checked(path, spec.limits)
-    if where.note():
-        notes.append(where.note())
     if not verdict.ok:
         tests, skipped = not_compiled(spec, backend, f"Refused before compiling: {verdict.message}")
         return report(tests, skipped, sha=sub.sha256 if sub else None)
@@ -125,6 +137,9 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
     tmp = runner.workdir
     with runner.clock.measure("compile"):
         compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+    if "_tool_error" in compiled:
+        tests, skipped = grader_broken(spec, compiled["_tool_error"]["log"])
+        return report(tests, skipped, sha=sub.sha256)
     mine = dict(compiled.get("submission", {}))
     mine["log"] = where.rewrite_log(mine.get("log", ""))  # line numbers a notebook's author can find
     problem = compile_problem(spec, sub.name, mine)
@@ -165,10 +180,11 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
         beyond = _beyond_emulator(ctx) if backend == "emu" else None
         if beyond:
             # Not the student's fault and not a verdict: every check is listed as not run, none passed.
+            # Its points stay in the denominator whatever the exercise's policy: "not graded" is no score.
             reason = "the emulator cannot run this kernel (see the note below); grade it on a GPU"
-            skipped = [NotRun(NAMES[c], c, reason) for c in order]
+            skipped = [NotRun(NAMES[c], c, reason, spec.checks[c].points, "zero") for c in order]
             if spec.hidden_tests:
-                skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason))
+                skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason, spec.hidden_tests.points, "zero"))
             notes.append(f"Not graded on the emulator: {where.rewrite_text(beyond)}. Nothing was counted as passed; a GPU can grade it.")
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
@@ -262,11 +278,24 @@ def compile_submission(exercise: Exercise, sub, arch: str, tmp: Path) -> Mapping
             if label in keys:  # not the _timed_out/_describe notes of a compile that did not finish
                 compile_cache.store(root, keys[label], entry)
         done.update(fresh)
+    if "_tool_error" in done:
+        return {"_tool_error": {"ok": False, "log": done["_tool_error"]}}
     if "submission" not in done:
         why = (f"the compiler stopped after the {limits.compile_seconds:.0f} s limit" if done.get("_timed_out")
                else f"the compiler {done.get('_describe', 'failed')}")
         done["submission"] = {"ok": False, "log": f"{why} (a compile-time bomb? deep template or macro recursion?)"}
     return {k: v for k, v in done.items() if not k.startswith("_")}
+
+
+def grader_broken(spec: Spec, problem: str) -> tuple[list[TestResult], list[NotRun]]:
+    """Nothing graded because the grader's own compiler is missing or broken: every check listed as
+    not run by the grader's fault (no points lost), and no test failed."""
+    reason = f"the grader could not compile anything here ({problem}); this is the grader's problem, not your submission's"
+    skipped = [NotRun(NAMES[c], c, reason, conf.points, conf.if_not_run, grader_fault=True) for c, conf in spec.checks.items()]
+    if spec.hidden_tests:
+        skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason, spec.hidden_tests.points,
+                              spec.hidden_tests.if_not_run, grader_fault=True))
+    return [], skipped
 
 
 def _compile_in_child(sources: list[dict], arch: str, limits, tmp: Path) -> dict[str, dict]:
@@ -337,7 +366,7 @@ def not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResul
     skipped = []
     for category, c in spec.checks.items():
         if category == "performance" and backend != "gpu":
-            skipped.append(NotRun(NAMES[category], category, "timing needs a GPU"))
+            skipped.append(NotRun(NAMES[category], category, "needs a GPU", c.points, c.if_not_run))
         elif category != "compile":
             tests.append(TestResult(NAMES[category], category, 0.0, c.points, False, "Not graded: the submission did not compile.",
                                     visibility=c.visibility, extra={"gated": True}))

@@ -90,6 +90,7 @@ class Row:
     max_total: float
     failed: tuple[str, ...]
     submitters: tuple[str, ...] = ()
+    not_run: tuple[str, ...] = ()  # checks whose points left the denominator here (the total is scaled)
 
 
 @dataclass(frozen=True)
@@ -526,8 +527,10 @@ def read_rows(out: Path, entries: Sequence[Entry]) -> tuple[list[Row], tuple[str
                 maxes[t["name"]] = maxes.get(t["name"], 0.0) + float(t["max_score"])
             # A test only gated off by an earlier failure (not graded at all) is not a failure of its own.
             failed = tuple(t["name"] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated"))
+            excluded = tuple(n["name"] for n in doc["extra_data"].get("not_run", [])
+                             if n.get("points") and (n.get("grader_fault") or n.get("policy", "exclude") == "exclude"))
             rows.append(Row(entry.student, status, float(doc["score"]), scores, maxes,
-                            float(doc["extra_data"]["max_score"]), failed, entry.submitters))
+                            float(doc["extra_data"]["max_score"]), failed, entry.submitters, excluded))
         except (OSError, ValueError, KeyError, TypeError):
             rows.append(Row(entry.student, "grader-error", 0.0, {}, {}, 0.0, (), entry.submitters))
     known = {f"{e.student}.json" for e in entries}
@@ -536,7 +539,9 @@ def read_rows(out: Path, entries: Sequence[Entry]) -> tuple[list[Row], tuple[str
 
 
 def write_csv(path: Path, rows: Sequence[Row]) -> Path:
-    """id, total, one column per test, status, submitters; the second line holds the maximum points."""
+    """id, total, one column per test, status, submitters, not run; the second line holds the maximum
+    points, as in the results JSON. A check that did not run (performance without a GPU) has no
+    column of its own: its points left the denominator and the total is scaled to the maximum."""
     tests: list[str] = []
     maxes: dict[str, float] = {}
     for row in rows:
@@ -547,11 +552,11 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
     max_total = max((r.max_total for r in rows), default=0.0)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["id", "total", *tests, "status", "submitters"])
-    w.writerow(["(max)", _num(max_total), *(_num(maxes[t]) for t in tests), "", ""])
+    w.writerow(["id", "total", *tests, "status", "submitters", "not run (total scaled)"])
+    w.writerow(["(max)", _num(max_total), *(_num(maxes[t]) for t in tests), "", "", ""])
     for r in rows:
         w.writerow([r.student, _num(r.total), *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
-                    r.status, "; ".join(r.submitters)])
+                    r.status, "; ".join(r.submitters), "; ".join(r.not_run)])
     _write_text(path, buf.getvalue())
     return path
 

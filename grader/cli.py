@@ -15,6 +15,7 @@ import click
 from . import __version__, api
 from . import exercise as exercise_module
 from .cli_guard import guard
+from .errors import ExitCode
 from .cli_staff import register as register_staff_commands
 from .results import summary_lines, to_json, write_atomic
 
@@ -46,7 +47,8 @@ def main() -> None:
     Every check prints a verdict and, when it fails, what to fix. With a GPU the kernel runs on it
     (CuPy, CUDA events, Nsight Compute, compute-sanitizer); without one, on the built-in PTX emulator,
     which reports exact memory traffic, bank conflicts, races and out-of-bounds accesses per source line.
-    Exit status: 0 graded (whatever the score), 1 the grader failed, 2 usage or exercise-spec error.
+    Exit status: 0 graded (whatever the score), 1 the grader failed (or a tool it needs is missing:
+    see `grade doctor`), 2 usage or exercise-spec error.
     """
 
 
@@ -60,7 +62,8 @@ def _backend_option(f):
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_backend_option
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON (Gradescope format) here.")
-@click.option("--seed", type=int, help="Base seed for the random inputs (default: fresh each run; the one used is in the JSON).")
+@click.option("--seed", type=int, help="Base seed for the random inputs (default: derived from the exercise, the file's "
+              "content and $KERNEL_GRADER_SECRET, so a regrade draws the same inputs; the one used is in the JSON).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
 def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, seed: int | None, quiet: bool) -> None:
     """Grade SUBMISSION (a .cu file, or a Colab notebook .ipynb) against the exercise in EXERCISE_DIR.
@@ -75,6 +78,12 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
             write_atomic(to_json(report), json_path)
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
+        if report.grader_faults:
+            # The results would mislead: a tool of the grader's own failed, whatever the score says.
+            click.echo("grade: error: the grader could not run every check here (" +
+                       "; ".join(f"{n.name}: {n.reason}" for n in report.grader_faults) + "); `grade doctor` says what is missing",
+                       err=True)
+            sys.exit(int(ExitCode.GRADER_FAILED))
 
     guard(work)
 
@@ -91,6 +100,24 @@ def list_cmd(root: Path) -> None:
                 continue
             checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
             click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
+
+    guard(work)
+
+
+@main.command("doctor")
+def doctor_cmd() -> None:
+    """Say what this machine can grade: NVRTC, the emulator, pytest, the GPU, ncu, compute-sanitizer.
+
+    Each tool is tried for real where that is cheap (a test kernel is compiled and emulated). Exit 0
+    when grading works here (on the emulator at least), 1 when a tool it needs is missing or broken.
+    """
+    from . import doctor
+
+    def work() -> None:
+        findings = doctor.examine()
+        paint = (lambda text, code: f"\x1b[{code}m{text}\x1b[0m") if sys.stdout.isatty() else (lambda text, _: text)
+        click.echo("\n".join(doctor.report_lines(findings, paint)))
+        sys.exit(0 if doctor.healthy(findings) else int(ExitCode.GRADER_FAILED))
 
     guard(work)
 

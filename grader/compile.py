@@ -168,12 +168,28 @@ def _hint(log: str) -> str:
     return " ".join(h for needle, h in _HINTS if needle in log)
 
 
+def nvrtc_problem() -> str | None:
+    """Why NVRTC cannot be used in this process (CuPy or the NVRTC library missing or broken), or None."""
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+
+        nvrtc.getVersion()
+    except Exception as exc:  # ImportError, a library that does not load: any of them means no compiler
+        return (f"{type(exc).__name__}: {exc}".splitlines()[0][:300] +
+                " (install the grader with its dependencies: pip install kernel-grader, or cupy-cuda13x and nvidia-cuda-nvrtc)")
+    return None
+
+
 def main(argv: list[str]) -> int:
     """Child entry: `python -m grader.compile JOB.json` compiles each source and writes artifacts + a summary."""
     import json
 
     job = json.loads(Path(argv[0]).read_text())
     summary = {}
+    problem = nvrtc_problem()
+    if problem:  # the grader's own compiler is missing or broken: no source is to blame
+        Path(job["summary"]).write_text(json.dumps({"_tool_error": problem}))
+        return 0
     for item in job["sources"]:
         result = compile_source(Path(item["path"]).read_text(encoding="utf-8"), item["name"], job["arch"])
         entry = {"ok": result.ok, "log": result.log, "hint": result.hint, "seconds": result.seconds, "options": list(result.options)}

@@ -33,6 +33,7 @@ from .results import validate, write_atomic
 from .ungraded import ungraded_document
 
 ROOT_VARIABLE = "KERNEL_GRADER_AUTOGRADER_ROOT"
+SECRET_VARIABLE = "KERNEL_GRADER_SECRET"  # the course's seed secret (grader.api.derive_seed)
 PYTHON_VARIABLE = "KERNEL_GRADER_PYTHON"
 DEFAULT_ROOT = "/autograder"
 GRADER_DIR = "kernel-grader"
@@ -79,8 +80,11 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
     files[f"reference/{ex_id}/{exercise.solution_path.name}"] = exercise.solution_path.read_bytes()
     files.update(_grader_source())
     config = {"exercise": f"exercises/{ex_id}", "filename": filename, "timeout": float(timeout), "backend": "emu"}
+    secret = os.environ.get(SECRET_VARIABLE)
+    if secret:  # the course's seed secret travels with the bundle (which holds the hidden tests anyway)
+        config["secret"] = secret
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
-    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).replace("@SOLUTION@", exercise.solution_path.name).encode()
+    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
     files["README.md"] = README.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
                                        version=__version__).encode()
@@ -109,7 +113,8 @@ def _grader_source() -> dict[str, bytes]:
     package = Path(__file__).resolve().parent
     files = {}
     for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".json"):
+        # Code, schemas and the headers submissions may include (grader/include: names without a suffix).
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix not in (".pyc", ".pyo"):
             files[f"{GRADER_DIR}/grader/{path.relative_to(package).as_posix()}"] = path.read_bytes()
     checkout = package.parent
     if (checkout / "pyproject.toml").is_file():
@@ -128,7 +133,7 @@ def _grader_source() -> dict[str, bytes]:
             f'[project]\nname = "kernel-grader"\nversion = "{__version__}"\nrequires-python = ">=3.10"\n'
             f"dependencies = [\n{deps}\n]\n\n[project.scripts]\ngrade = \"grader.cli:main\"\n\n"
             '[tool.setuptools.packages.find]\ninclude = ["grader*"]\n\n'
-            '[tool.setuptools.package-data]\ngrader = ["schemas/*.json"]\n').encode()
+            '[tool.setuptools.package-data]\ngrader = ["schemas/*.json", "include/*"]\n').encode()
         files[f"{GRADER_DIR}/README.md"] = b"# kernel-grader\n"
     return files
 
@@ -192,6 +197,8 @@ def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any
     config = json.loads(Path(config_path).read_text(encoding="utf-8"))
     exercise = exercise_module.load(Path(config_path).parent / config["exercise"])
     filename = config.get("filename", "submission.cu")
+    if config.get("secret"):
+        os.environ[SECRET_VARIABLE] = config["secret"]
     choice = choose_submission(root / "submission", filename)
     if choice.source is None:
         document = ungraded_document(exercise, choice.problem)
@@ -206,9 +213,36 @@ def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any
     return document
 
 
+def smoke_test(config_path: Path) -> tuple[bool, str]:
+    """Grade the bundle's reference solution as run_autograder grades a submission: (full marks?, what
+    it got). setup.sh runs it when Gradescope builds the image, so a broken image fails to build
+    instead of costing every student points."""
+    config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    exercise = exercise_module.load(Path(config_path).parent / config["exercise"])
+    if config.get("secret"):
+        os.environ[SECRET_VARIABLE] = config["secret"]
+    graded = grade_in_child(exercise, exercise.solution_path, backend=config.get("backend", "emu"),
+                            timeout=float(config.get("timeout", 480.0)), tag="gradescope-smoke")
+    doc = graded.document
+    score, best = float(doc["score"]), float(doc["extra_data"]["max_score"])
+    failed = [f"{t['name']}: {t['output'].splitlines()[0] if t['output'] else t['status']}" for t in doc["tests"]
+              if t["status"] != "passed"]
+    faults = [f"{n['name']} not run: {n['reason']}" for n in doc["extra_data"].get("not_run", []) if n.get("grader_fault")]
+    ok = graded.status == "graded" and score == best and not failed and not faults
+    text = f"smoke test: the reference solution scores {score:g} / {best:g} ({graded.status})"
+    if not ok:
+        text += "".join(f"\n  {line}" for line in failed + faults)
+    return ok, text
+
+
 def _main(argv: list[str]) -> int:
+    if len(argv) == 2 and argv[0] == "--smoke-test":
+        ok, text = smoke_test(Path(argv[1]))
+        print(text, file=sys.stdout if ok else sys.stderr)
+        return 0 if ok else 1
     if len(argv) != 1:
-        print("usage: python -m grader.gradescope BUNDLE_JSON   (run by run_autograder on Gradescope)", file=sys.stderr)
+        print("usage: python -m grader.gradescope BUNDLE_JSON   (run by run_autograder on Gradescope)\n"
+              "       python -m grader.gradescope --smoke-test BUNDLE_JSON   (run by setup.sh)", file=sys.stderr)
         return 2
     root = autograder_root()
     try:
@@ -246,8 +280,10 @@ python3 -m venv "$ROOT/venv"
 # The grader from the bundled source: click, numpy, jsonschema, nbformat, CuPy and NVRTC come with it.
 # CuPy's NVRTC compiles kernels to PTX without a GPU; the emulator runs the PTX.
 "$ROOT/venv/bin/python" -m pip install "$SOURCE/kernel-grader"
-# A smoke test at build time: the reference solution must grade (a broken image fails here, not on students).
-"$ROOT/venv/bin/python" -m grader "$SOURCE/exercises/@ID@" "$SOURCE/reference/@ID@/@SOLUTION@" --backend emu --quiet
+# pytest comes with it too: it runs the exercise's hidden tests.
+# A smoke test at build time: the reference solution must get full marks, graded as run_autograder
+# grades a submission; otherwise the image fails to build (a broken image fails here, not on students).
+"$ROOT/venv/bin/python" -m grader.gradescope --smoke-test "$SOURCE/bundle.json"
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
@@ -285,7 +321,8 @@ Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the
 
 - `setup.sh` (once, when Gradescope builds the image): installs Python, then this grader from
   `kernel-grader/` with its dependencies (CuPy and NVIDIA's NVRTC wheel, which compile CUDA to PTX
-  without a GPU) into `/autograder/venv`, and grades the reference solution as a smoke test.
+  without a GPU, and pytest for the hidden tests) into `/autograder/venv`, and grades the reference
+  solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
 - `run_autograder` (once per submission): grades `/autograder/submission/*.cu` (or `*.ipynb`) and writes
   `/autograder/results/results.json`, always, whatever the submission does.
   - `{filename}` is graded; a single `.cu` file with another name is graded too, with a note
@@ -302,7 +339,14 @@ Gradescope's autograders have no GPU, so the **CPU emulator** grades: compile, c
 exercise's emulator sizes), races and barriers, memory safety, and exact global-memory traffic and
 shared-memory bank conflicts, each against the reference solution in `reference/{id}/`. The
 **performance check is not run** (it needs a GPU); it is listed under `extra_data.not_run` in
-results.json and never counted as passed. Grade speed on a GPU host with `grade batch`.
+results.json and never counted as passed. By default its points leave the denominator, so a
+submission that passes everything that runs here gets full marks (`score` is scaled to the
+exercise's maximum; `extra_data.raw_score` and `raw_max_score` keep the points); the exercise's
+spec.toml can choose otherwise per check (`if_not_run`). Grade speed on a GPU host with `grade batch`.
+
+Inputs are seeded from the exercise and each file's content, so a regrade of the same file gives
+the same result. Build the zip with `KERNEL_GRADER_SECRET` set to mix a course secret into the
+seeds (it is stored in `bundle.json`).
 
 Student code never runs natively here: NVRTC compiles it and the emulator interprets the PTX,
 in child processes with time limits and capped output.

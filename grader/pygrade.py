@@ -31,13 +31,14 @@ from . import submission as submission_module
 from .exercise import Exercise
 from .pysandbox import CallOutcome, Worker
 from .pyspec import Function, PySpec
-from .results import Report, TestResult
+from .results import NotRun, Report, TestResult
 from .sandbox import python_argv, run_child
 
 BACKEND = "python"
 LOAD_NAME = "Loads"
 JOB_VARIABLE = "KERNEL_GRADER_PY_HIDDEN_JOB"
 MAX_MESSAGES = 8
+TIMED_OUT = "stopped at the time limit"
 
 
 @dataclass(frozen=True)
@@ -175,18 +176,23 @@ def call_text(fn: str, out: CallOutcome, where: notebook_module.SourceMap) -> st
 # ---------------------------------------------------------------------------------------------
 # Grading
 
-def grade(exercise: Exercise, path: Path, *, seed: int = 0, started: float | None = None) -> Report:
+def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: float | None = None) -> Report:
     """Grade one Python submission; never raises for anything the submission does."""
     started = time.perf_counter() if started is None else started
     spec: PySpec = exercise.spec  # type: ignore[assignment]
     material = public_material(exercise)
     sub, problem = read(path, spec)
     notes: list[str] = []
+    if seed is None:  # as for kernels (nothing here is random yet; the seed is recorded for regrades)
+        from .api import derive_seed
 
-    def report(tests: Sequence[TestResult], sha: str | None, output: str = "", isolation: str = "") -> Report:
+        seed = derive_seed(spec.id, sub.sha256 if sub else None)
+
+    def report(tests: Sequence[TestResult], sha: str | None, output: str = "", isolation: str = "",
+               not_run: Sequence[NotRun] = ()) -> Report:
         device = f"CPU, a Python child process ({isolation})" if isolation else "CPU, a Python child process"
         return Report(exercise=spec.id, submission=submission_module.display_name(Path(path)), sha256=sha, backend=BACKEND,
-                      device=device, tests=tuple(tests), not_run=(), max_score=spec.max_score,
+                      device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
                       seconds=time.perf_counter() - started, seeds={"base": int(seed)}, notes=tuple(notes), student_output=output)
 
     if sub is None:
@@ -219,6 +225,14 @@ def grade(exercise: Exercise, path: Path, *, seed: int = 0, started: float | Non
         at = f" (at {sub.where.describe(loaded.line)})" if loaded.line else ""
         return report(not_loaded(spec, f"{sub.name} does not load: {loaded.error}{at}"), sub.sha256, _shown_output(output),
                       isolation)
+    if hidden_problem and hidden_problem != TIMED_OUT:
+        # pytest itself failed (not the student's functions, which run in their own child): the
+        # functions cannot be graded fairly on their public checks alone. Their points leave the
+        # denominator, as for any failure of the grader's own tools.
+        reason = f"the hidden tests could not run ({hidden_problem}); this is the grader's fault, not a verdict"
+        skipped = [NotRun(fn.title or f"{fn.name}()", "correctness", reason, fn.points, "exclude", True) for fn in spec.functions]
+        return report([TestResult(LOAD_NAME, "compile", 0.0, 0.0, True, f"{sub.name} loads.")], sub.sha256,
+                      _shown_output(output), isolation, skipped)
     if hidden_problem:
         notes.append(f"The hidden tests stopped early: {hidden_problem}")
     missing = [fn for fn, ok in loaded.defined.items() if not ok]
@@ -314,8 +328,8 @@ def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path) -> str | Non
                        *map(str, _test_files(exercise)))
     child = run_child(argv, timeout=limits.run_seconds + 30, env=env, cwd=str(tmp), output_cap=limits.output_bytes)
     if child.timed_out:
-        return "stopped at the time limit"
-    return None if child.returncode in (0, 1) else child.describe()
+        return TIMED_OUT
+    return None if child.returncode in (0, 1) else f"pytest {child.describe()}: {child.stderr.strip()[-300:] or child.stdout.strip()[-300:]}"
 
 
 def _read_hidden(path: Path, spec: PySpec, outcomes: Outcomes) -> None:

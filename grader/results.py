@@ -35,13 +35,28 @@ class TestResult:
     __test__ = False  # not a pytest test class, despite the name
 
 
+# What happens to the points of a check that did not run here (spec.toml `if_not_run`, per check):
+# "exclude" takes them out of the denominator (the default: passing everything that can run gives
+# full marks), "award" gives them when every test that did run passed (else none), "zero" keeps
+# them in the denominator with none earned.
+NOT_RUN_POLICIES = ("exclude", "award", "zero")
+
+
 @dataclass(frozen=True)
 class NotRun:
-    """A check that cannot run here (e.g. timing without a GPU): listed, never counted as passed."""
+    """A check that did not run here: listed, never counted as passed.
+
+    Either it cannot run on this backend (timing without a GPU), or a tool of the grader's own is
+    missing or broken (`grader_fault`: pytest, CuPy, NVRTC, ncu): never the student's doing. Its
+    `points` are handled by `policy`; a grader fault's points always leave the denominator.
+    """
 
     name: str
     category: str
     reason: str
+    points: float = 0.0
+    policy: str = "exclude"
+    grader_fault: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,15 +78,56 @@ class Report:
     stages: tuple[StageTime, ...] = ()  # the timeline of the grading (grader.stage_clock)
 
     @property
+    def raw_score(self) -> float:
+        """Points earned in the tests that ran, plus those a policy awards for checks that did not
+        (only when every test that ran passed: a check that could not run is no free points)."""
+        perfect = bool(self.tests) and all(t.passed for t in self.tests)
+        awarded = sum(n.points for n in self.not_run if n.policy == "award" and not n.grader_fault) if perfect else 0.0
+        return round(sum(t.score for t in self.tests) + awarded, 4)
+
+    @property
+    def raw_max(self) -> float:
+        """Points that could be earned here: the exercise's maximum less the points that left the
+        denominator (not-run checks under the "exclude" policy, and every grader fault)."""
+        return round(self.max_score - sum(n.points for n in self.excluded), 4)
+
+    @property
     def score(self) -> float:
-        return round(sum(t.score for t in self.tests), 4)
+        """The score out of max_score: raw points scaled to the exercise's maximum when some points
+        left the denominator (a check that cannot run here), rounded to two decimals."""
+        if self.raw_max <= 0:
+            return 0.0
+        if abs(self.raw_max - self.max_score) < 1e-9:
+            return round(self.raw_score, 2)
+        return round(self.raw_score / self.raw_max * self.max_score, 2)
+
+    @property
+    def excluded(self) -> tuple[NotRun, ...]:
+        """The not-run checks whose points left the denominator."""
+        return tuple(n for n in self.not_run if n.points and (n.grader_fault or n.policy == "exclude"))
+
+    @property
+    def grader_faults(self) -> tuple[NotRun, ...]:
+        """Checks that did not run because a tool of the grader's own is missing or broken."""
+        return tuple(n for n in self.not_run if n.grader_fault)
+
+    def score_line(self) -> str:
+        """`score: 100 / 100 (performance not run here: needs a GPU)`: the score and why it is scaled."""
+        text = f"score: {self.score:g} / {self.max_score:g}"
+        if self.excluded:
+            # The reason's first clause is enough here; the SKIP line and the JSON carry all of it.
+            why = "; ".join(f"{n.name.lower()} not run here: {n.reason.split(' (')[0]}" for n in self.excluded)
+            text += f" ({why}; {self.raw_score:g} of the {self.raw_max:g} points that could run, scaled)"
+        return text
 
 
 def to_json(report: Report) -> dict[str, Any]:
     """The Gradescope-compatible results document; keys outside Gradescope's spec go in extra_data."""
-    lines = [f"**{report.exercise}**: {report.score:g} / {report.max_score:g} on the {report.backend} backend ({report.device})."]
+    lines = [f"**{report.exercise}**: {report.score_line()}, on the {report.backend} backend ({report.device})."]
     lines += [f"- {note}" for note in report.notes]
-    lines += [f"- not run: {n.name}: {n.reason}" for n in report.not_run]
+    lines += [f"- not run: {n.name}: {n.reason}" + (" (a problem of the grader's, not of your submission: "
+                                                     "these points were not counted against you)" if n.grader_fault else "")
+              for n in report.not_run]
     if report.student_output:
         lines += ["", "Output printed by your kernel (capped; it never affects the score):", "```", report.student_output, "```"]
     return {
@@ -93,7 +149,9 @@ def to_json(report: Report) -> dict[str, Any]:
             "max_score": report.max_score, "grader_version": __version__, "backend": report.backend,
             "device": report.device, "exercise": report.exercise, "submission": report.submission,
             "submission_sha256": report.sha256, "seeds": dict(report.seeds),
-            "not_run": [{"name": n.name, "category": n.category, "reason": n.reason} for n in report.not_run],
+            "raw_score": report.raw_score, "raw_max_score": report.raw_max,
+            "not_run": [{"name": n.name, "category": n.category, "reason": n.reason, "points": n.points,
+                         "policy": n.policy, "grader_fault": n.grader_fault} for n in report.not_run],
             "stages": [{"name": st.name, "start": st.start, "seconds": st.seconds} for st in report.stages],
         },
     }
@@ -141,8 +199,9 @@ def summary_lines(report: Report, *, color: bool = False) -> Sequence[str]:
         if not t.passed and t.output:
             out.extend(f"          {line}" for line in t.output.splitlines())
     for n in report.not_run:
-        out.append(f"  {paint('SKIP', '33')}  {n.name:<34}   not run: {n.reason}")
+        fault = paint(" (the grader's problem, not your submission's)", "31") if n.grader_fault else ""
+        out.append(f"  {paint('SKIP', '33')}  {n.name:<34}   not run: {n.reason}{fault}")
     for note in report.notes:
         out.append(f"  note: {note}")
-    out.append(f"  score: {round(report.score, 2):g} / {report.max_score:g}   ({report.seconds:.1f} s)")
+    out.append(f"  {report.score_line()}   ({report.seconds:.1f} s)")
     return out

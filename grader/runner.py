@@ -18,6 +18,7 @@ import numpy as np
 
 from . import expressions
 from .backends import Device, open_device
+from .backends.base import untouched
 from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
@@ -153,10 +154,13 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
     """Compare outputs with the float64 reference under the spec's tolerance; name the first bad element."""
     tol = spec.tolerance
     terms = float(expressions.evaluate(tol.terms, sizes))
-    total = bad = nan = 0
+    total = bad = nan = kept = 0
     first = None
     worst = 0.0
+    poisoned = {p.name for p in spec.kernel.params if p.role == "out"}  # filled with the poison pattern
     for name, want in expected.items():
+        if name in poisoned:
+            kept += int(np.count_nonzero(untouched(got[name])))
         have = got[name].astype(np.float64).reshape(want.shape)
         allowed = tol.atol + tol.rtol * np.abs(want) + tol.ulps * 2.0**-24 * max(terms, 1.0) * magnitude[name]
         with np.errstate(invalid="ignore", over="ignore"):
@@ -172,7 +176,9 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
         if count and first is None:
             idx = tuple(int(i) for i in np.argwhere(wrong)[0])
             first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
-    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "first": first, "worst_ratio": round(worst, 4)}
+    # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
+    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
+            "worst_ratio": round(worst, 4)}
 
 
 def _num(x: Any) -> float | str:

@@ -121,6 +121,12 @@ class CheckSpec:
     # emulator cannot run the kernel (its checks at emu_size see what the sanitizers would, exactly);
     # "always" runs it as well; "never" not at all.
     sanitizer: str = "fallback"
+    # When the check cannot run here (performance without a GPU): "exclude" its points from the
+    # denominator (the default), "award" them, or count them as "zero" (results.NOT_RUN_POLICIES).
+    if_not_run: str = "exclude"
+    # Advice the exercise gives when the check fails, by situation: "fails" (any failure) and, for
+    # correctness, "ragged" (only sizes that are not a multiple of the block's width fail).
+    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,9 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     progress("solution.cu")
     ref = api.grade(exercise.root, exercise.solution_path, backend=chosen, seed=seed)
     bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
-    out.add(not bad, f"reference scores {ref.score:g} / {_graded_max(ref):g}" + (": " + "; ".join(bad) if bad else ""))
+    bad += [f"{n.name} not run: {n.reason}" for n in ref.grader_faults]
+    full = ref.score == ref.max_score
+    out.add(not bad and full, f"reference scores {ref.score:g} / {ref.max_score:g}" + (": " + "; ".join(bad) if bad else ""))
 
     if exercise.skeleton_path.is_file():
         progress("skeleton.cu")
@@ -115,10 +117,6 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
             text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `// also:`)"
         out.add(ok, text)
     return out
-
-
-def _graded_max(report: Report) -> float:
-    return sum(t.max_score for t in report.tests)
 
 
 def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:

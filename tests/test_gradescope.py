@@ -56,7 +56,8 @@ def test_zip_layout(bundle):
         config = json.loads(zf.read("bundle.json"))
     for required in ("setup.sh", "run_autograder", "README.md", "kernel-grader/pyproject.toml", "kernel-grader/grader/cli.py",
                      "kernel-grader/grader/schemas/results.schema.json", "exercises/level2/spec.toml",
-                     "exercises/level2/harness.py", "exercises/level2/tests/test_hidden.py", "reference/level2/solution.cu"):
+                     "exercises/level2/harness.py", "exercises/level2/tests/test_hidden.py", "reference/level2/solution.cu",
+                     "kernel-grader/grader/include/cstdio", "kernel-grader/grader/include/cuda_runtime.h"):
         assert required in names, required
     assert not any("/wrong/" in n or "__pycache__" in n for n in names)
     assert modes["run_autograder"] & stat.S_IXUSR and modes["setup.sh"] & stat.S_IXUSR
@@ -77,7 +78,9 @@ def test_good_submission_scores_everything_the_emulator_grades(bundle, root, tmp
     ag = lay_out(bundle, tmp_path, {"submission.cu": (root / "reference/level2/solution.cu").read_bytes()})
     doc = run_autograder(ag)
     assert all(t["status"] == "passed" for t in doc["tests"])
-    assert doc["score"] == sum(t["max_score"] for t in doc["tests"]) > 0
+    # Full marks: performance cannot run without a GPU, so its points leave the denominator.
+    assert doc["score"] == doc["extra_data"]["max_score"] == 100
+    assert doc["extra_data"]["raw_score"] == doc["extra_data"]["raw_max_score"] == sum(t["max_score"] for t in doc["tests"])
     assert doc["extra_data"]["backend"] == "emu"
     assert [n["category"] for n in doc["extra_data"]["not_run"]] == ["performance"]
 
@@ -124,3 +127,25 @@ def test_cli_writes_the_zip(level2, tmp_path):
         assert json.loads(zf.read("bundle.json"))["filename"] == "matmul.cu"
     bad = CliRunner().invoke(main, ["gradescope", str(level2), "--out", str(out), "--filename", "../x.cu"])
     assert bad.exit_code == 2 and "--filename" in bad.output
+
+
+def test_the_smoke_test_passes_only_with_full_marks(bundle, tmp_path):
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path / "good")
+    ok, text = gradescope.smoke_test(tmp_path / "good" / "bundle.json")
+    assert ok and "scores 100 / 100" in text, text
+    # A bundle whose reference no longer gets full marks must fail the image build, loudly.
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(tmp_path / "bad")
+    solution = tmp_path / "bad" / "reference" / "level2" / "solution.cu"
+    solution.write_text(solution.read_text().replace("acc +=", "acc -=", 1).replace("fmaf(", "-fmaf(", 1))
+    proc = subprocess.run([sys.executable, "-m", "grader.gradescope", "--smoke-test", str(tmp_path / "bad" / "bundle.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1 and "Correctness" in proc.stderr, proc.stderr
+
+
+def test_a_course_secret_travels_in_the_bundle(level2, tmp_path, monkeypatch):
+    monkeypatch.setenv(gradescope.SECRET_VARIABLE, "s3cret")
+    out = gradescope.build_bundle(level2, tmp_path / "ag.zip").path
+    with zipfile.ZipFile(out) as zf:
+        assert json.loads(zf.read("bundle.json"))["secret"] == "s3cret"

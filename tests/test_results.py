@@ -53,3 +53,49 @@ def test_results_file_is_readable_by_others(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def _perfect(**kw):
+    conf = dict(tests=(TestResult("Correctness", "correctness", 35, 35, True, "right"),
+                       TestResult("Traffic", "traffic", 15, 15, True, "ok")),
+                max_score=65)
+    conf.update(kw)
+    return _report(**conf)
+
+
+def test_a_check_that_cannot_run_here_leaves_the_denominator_by_default():
+    report = _perfect(not_run=(NotRun("Performance", "performance", "needs a GPU", points=15),))
+    assert (report.score, report.raw_score, report.raw_max) == (65, 50, 50)
+    assert report.score_line().startswith("score: 65 / 65 (performance not run here: needs a GPU; 50 of the 50")
+    doc = to_json(report)
+    validate(doc)
+    assert (doc["score"], doc["extra_data"]["raw_score"], doc["extra_data"]["raw_max_score"]) == (65, 50, 50)
+    assert doc["extra_data"]["not_run"][0] == {"name": "Performance", "category": "performance", "reason": "needs a GPU",
+                                               "points": 15, "policy": "exclude", "grader_fault": False}
+    half = _perfect(tests=(TestResult("Correctness", "correctness", 10, 35, False, "wrong"),
+                           TestResult("Traffic", "traffic", 15, 15, True, "ok")),
+                    not_run=(NotRun("Performance", "performance", "needs a GPU", points=15),))
+    assert half.score == 32.5  # 25 of 50, scaled to 65
+
+
+def test_the_award_and_zero_policies():
+    award = NotRun("Performance", "performance", "needs a GPU", points=15, policy="award")
+    assert _perfect(not_run=(award,)).score == 65
+    # Awarded only when everything that ran passed: a check that cannot run is no free points.
+    wrong = (TestResult("Correctness", "correctness", 0, 35, False, "wrong"), TestResult("Traffic", "traffic", 15, 15, True, ""))
+    assert _perfect(tests=wrong, not_run=(award,)).score == 15
+    zero = NotRun("Performance", "performance", "needs a GPU", points=15, policy="zero")
+    assert _perfect(not_run=(zero,)).score == 50 and not _perfect(not_run=(zero,)).excluded
+
+
+def test_a_grader_fault_never_costs_points_and_says_whose_problem_it_is():
+    fault = NotRun("Hidden tests", "correctness", "pytest is not installed", points=15, policy="zero", grader_fault=True)
+    report = _perfect(not_run=(fault,))
+    assert report.score == 65 and report.grader_faults == (fault,)
+    assert "the grader's problem" in "\n".join(summary_lines(report))
+    assert "not counted against you" in to_json(report)["output"]
+
+
+def test_nothing_could_run_scores_zero():
+    nothing = NotRun("Correctness", "correctness", "the emulator cannot run this kernel", points=65, policy="exclude")
+    assert _report(tests=(), not_run=(nothing,), max_score=65).score == 0

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .base import Buffer, LaunchOutcome
+from .base import Buffer, LaunchOutcome, poison_fill
 
 # Statuses of an emulated launch that mean the student's kernel did not complete.
 _STATUS_MESSAGES = {
@@ -44,8 +44,10 @@ class EmuDevice:
         return Buffer(name, data.dtype, data.size, arg=addr, handle=self._current)
 
     def empty(self, name: str, dtype: np.dtype, count: int, fill_nan: bool) -> Buffer:
-        fill = np.full(count, np.nan if fill_nan else 0, dtype=dtype) if np.dtype(dtype).kind == "f" else np.zeros(count, dtype)
-        return self.upload(name, fill)
+        buf = self.upload(name, poison_fill(count, dtype) if fill_nan else np.zeros(count, dtype))
+        if fill_nan:  # an output: the emulator tells exactly what the kernel never wrote, or read first
+            self._current.watch_output(buf.arg, np.dtype(dtype).itemsize)
+        return buf
 
     def download(self, buf: Buffer) -> np.ndarray:
         return buf.handle.read(buf.arg, buf.dtype, buf.count)
@@ -108,6 +110,8 @@ def findings_dict(report: Any) -> dict[str, Any]:
         "barrier_errors": items(report.barrier_errors),
         "memory_errors": items(report.memory_errors),
         "uninit_reads": items(report.uninit_reads),
+        "output_reads": items(report.output_reads),
+        "unwritten": dict(report.unwritten),
     }
 
 

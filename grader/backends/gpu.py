@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .. import gpu_lock
-from .base import CANARY_BITS, GUARD_ELEMENTS, Buffer, LaunchOutcome
+from .base import CANARY_BITS, GUARD_ELEMENTS, Buffer, LaunchOutcome, poison_fill
 
 # CUDA errors after which the context cannot be used again: the child must report and exit. The
 # driver says CUDA_ERROR_LAUNCH_FAILED, the runtime cudaErrorLaunchFailure: both are matched on a
@@ -82,7 +82,9 @@ class GpuDevice:
         raw = cp.empty(count + 2 * GUARD_ELEMENTS, dtype=dtype)
         raw.view(cp.uint32)[...] = CANARY_BITS
         data = raw[GUARD_ELEMENTS:GUARD_ELEMENTS + count]
-        if not fill_nan:
+        if fill_nan:  # an output: the grader's poison pattern, so "never written" is a bit test
+            data.set(poison_fill(count, dtype))
+        else:
             data.fill(0)
         return Buffer(name, np.dtype(dtype), count, arg=data, handle=(raw, data))
 

@@ -26,10 +26,11 @@ class CorrectnessSummary:
 
     passed_cases: int
     total_cases: int
+    racy: bool = False  # a race is proven: no size's result can be trusted to repeat
 
     @property
     def all_passed(self) -> bool:
-        return self.total_cases > 0 and self.passed_cases == self.total_cases
+        return self.total_cases > 0 and self.passed_cases == self.total_cases and not self.racy
 
     @property
     def any_passed(self) -> bool:
@@ -119,6 +120,14 @@ def verdict(name: str, conf: CheckSpec, passed: bool, output: str, *, score: flo
                       passed=passed, output=output, visibility=conf.visibility, extra=dict(extra or {}))
 
 
+def not_run(ctx: Context, name: str, conf: CheckSpec, reason: str, *, grader_fault: bool = False) -> None:
+    """List the check as not run here, with its points and the exercise's policy for them.
+
+    `grader_fault`: a tool of the grader's own is missing or broken (pytest, ncu, ...): the reason
+    says so, the points never count against the student, and `grade` exits 1."""
+    ctx.not_run.append(NotRun(name, conf.category, reason, conf.points, conf.if_not_run, grader_fault))
+
+
 def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestResult | None:
     """A failed TestResult when correctness does not allow this check to be graded, else None.
 
@@ -128,6 +137,9 @@ def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestRes
     summary = ctx.correctness
     if summary is None:
         return None
+    if need_all and summary.racy:
+        return verdict(name, conf, False, "Not graded: the kernel has a race (see Races and barriers); fix it first.",
+                       extra={"gated": True})
     if need_all and not summary.all_passed:
         return verdict(name, conf, False, f"Not graded: the kernel must pass every correctness size first "
                                           f"({summary.passed_cases} of {summary.total_cases} passed).", extra={"gated": True})

@@ -11,7 +11,9 @@ from typing import Any, Mapping, Sequence
 from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
-from .base import Context, CorrectnessSummary, failed_task_text, sizes_text, verdict
+from .base import Context, CorrectnessSummary, emu_launches, failed_task_text, sizes_text, verdict
+from .race import NAME as RACE_NAME
+from .race import proven_race
 
 LAUNCHES_PER_SIZE = 2
 
@@ -42,13 +44,26 @@ class CorrectnessCheck:
                 passed += 1
             else:
                 problems.append(problem)
-        ctx.correctness = CorrectnessSummary(passed, len(cases))
+        racy = proven_race(ctx)
+        ctx.correctness = CorrectnessSummary(passed, len(cases), racy=bool(racy))
         total = len(cases)
+        if racy:
+            # What a racing kernel computes depends on thread timing: the sizes it got right here may
+            # be wrong at the next grading. The same file must get the same score, so none count.
+            right = f"It was right at {passed} of {total} sizes this time" if passed else "It was wrong at every size"
+            text = (f"{right}, but it has a race (see {RACE_NAME}), so its results depend on thread timing and no "
+                    "correctness points are given until the race is fixed:\n" + "\n".join(f"- {r}" for r in racy[:3]))
+            if problems:
+                text += "\n" + "\n".join(f"- {p}" for p in problems)
+            return [verdict("Correctness", conf, False, text, score=0.0, extra={"sizes": per_size, "race": True})]
         if not problems:
             text = f"Right at all {total} sizes ({', '.join(sizes_text(c) for c in cases)}), two launches each with fresh inputs."
         else:
             text = f"Wrong at {total - passed} of {total} sizes:\n" + "\n".join(f"- {p}" for p in problems)
-            text += "\n" + _advice(cases, per_size)
+            early = early_output_reads(ctx)
+            if early:
+                text += "\n" + "\n".join(f"- {e}" for e in early)
+            text += "\n" + _advice(ctx, conf, per_size)
         score = conf.points * passed / total if total else 0.0
         return [verdict("Correctness", conf, not problems, text, score=score, extra={"sizes": per_size})]
 
@@ -69,29 +84,69 @@ def case_problem(result, case: Mapping[str, int]) -> str | None:
             hint = ""
             if k and all(l.get("compare", {}).get("ok") for l in result.launches[:k]):
                 hint = " The first launch was right: is something kept across launches (a __device__ or static variable)?"
-            return f"{where}: {describe_mismatch(cmp)}{hint}"
+            return f"{where}: {describe_mismatch(cmp, launch.get('emu'))}{hint}"
     return None
 
 
-def describe_mismatch(cmp: Mapping[str, Any]) -> str:
+def describe_mismatch(cmp: Mapping[str, Any], emu: Mapping[str, Any] | None = None) -> str:
+    """The first wrong element, how many are wrong, and how many the kernel never wrote: exactly, from
+    the emulator's record of stores, or from the grader's fill pattern still in place (a NaN the
+    kernel computed is not "never written")."""
     first = cmp.get("first") or {}
     idx = ", ".join(str(i) for i in first.get("index", []))
     got = first.get("got")
     text = f"{first.get('param', '?')}[{idx}] = {got}, expected {_fmt(first.get('want'))} (tolerance {_fmt(first.get('tol'))}); "
     text += f"{cmp['bad']:,} of {cmp['total']:,} elements wrong"
-    if cmp.get("nan"):
-        text += f", {cmp['nan']:,} never written (still NaN)"
+    if emu is not None and "unwritten" in emu:
+        never = sum(emu["unwritten"].values())
+        if never:
+            text += f", {never:,} never written by the kernel"
+    else:
+        never = int(cmp.get("untouched", 0))
+        if never:
+            text += f", {never:,} never written (they still hold the value the grader filled the output with)"
+    computed = int(cmp.get("nan", 0)) - never
+    if computed > 0:
+        text += f", {computed:,} NaN written by the kernel"
     return text
+
+
+def early_output_reads(ctx: Context) -> list[str]:
+    """Lines that read an output element before the kernel wrote it, from every emulated launch: its
+    contents on entry are undefined (the grader fills outputs with NaN), so `C += ...` into a C
+    never zeroed, or `beta * C` with beta = 0, reads garbage."""
+    seen: dict[tuple[str, int], int] = {}
+    for _, launch in emu_launches(ctx, [tid for tid, t in ctx.planned.items() if t.backend == "emu"]):
+        for r in launch["emu"].get("output_reads", []):
+            key = (r["buffer"], r["line"])
+            seen[key] = max(seen.get(key, 0), r["count"])
+    return [f"{ctx.quote(line)} reads {buffer} before the kernel has written it ({count:,} elements): an output holds "
+            f"no data when the kernel starts (the grader fills it with NaN). Write each element of {buffer} before "
+            "reading it, for example accumulate in a register and store once."
+            for (buffer, line), count in sorted(seen.items(), key=lambda kv: kv[0][1])][:3]
 
 
 def _fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
-def _advice(cases, per_size) -> str:
+def _advice(ctx: Context, conf: CheckSpec, per_size) -> str:
+    """What the failing sizes have in common, in general terms, and the exercise's own hint (spec.toml
+    `hints` of the correctness check): generic checks know no exercise."""
     ok_sizes = [p["sizes"] for p in per_size if p["passed"]]
     bad_sizes = [p["sizes"] for p in per_size if not p["passed"]]
-    if ok_sizes and bad_sizes and all(all(v % 32 == 0 for v in s.values()) for s in ok_sizes) and \
-            all(any(v % 32 for v in s.values()) for s in bad_sizes):
-        return "Hint: only sizes that are not a multiple of 32 fail: check the guards of the last, partial tile."
-    return "Hint: run the failing size yourself and compare element by element."
+    width = _block_width(ctx, ok_sizes or bad_sizes)
+    if width > 1 and ok_sizes and bad_sizes and all(all(v % width == 0 for v in s.values()) for s in ok_sizes) and \
+            all(any(v % width for v in s.values()) for s in bad_sizes):
+        text = f"Only the sizes that are not a multiple of {width} (the block's width) fail."
+        return " ".join(filter(None, ["Hint:", text, conf.hints.get("ragged") or conf.hints.get("fails")]))
+    return "Hint: " + (conf.hints.get("fails") or "run a failing size yourself and compare element by element.")
+
+
+def _block_width(ctx: Context, sizes) -> int:
+    """The block's x extent at the given sizes (the spec's block expression), or 0 when it varies."""
+    try:
+        widths = {ctx.spec.kernel.launch_for(s)[1][0] for s in sizes}
+    except Exception:  # an expression that does not evaluate at a size: no pattern to name
+        return 0
+    return widths.pop() if len(widths) == 1 else 0

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from ..results import NotRun, TestResult
+from ..results import TestResult
 from ..spec import CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
 from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
-from .base import Context, gate, sizes_text, verdict
+from .base import Context, gate, not_run, sizes_text, verdict
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -73,7 +73,7 @@ class CountersCheck:
         if gated:
             return [gated]
         if not ctx.has_reference:
-            ctx.not_run.append(NotRun(name, self.category, "no reference solution is available to compare with"))
+            not_run(ctx, name, conf, "no reference solution is available to compare with")
             return []
         if ctx.backend == "emu":
             sizes = conf.emu_size or conf.size
@@ -81,7 +81,7 @@ class CountersCheck:
         else:
             sizes = conf.size
             if not ctx.tools.ncu:
-                ctx.not_run.append(NotRun(name, self.category, "Nsight Compute (ncu) was not found on this machine"))
+                not_run(ctx, name, conf, "Nsight Compute (ncu) was not found on this machine", grader_fault=True)
                 return []
             by_size, problem = ctx.finish(NCU_STAGE)
             counts = by_size.get(sizes_text(sizes)) if by_size else None
@@ -103,7 +103,7 @@ class CountersCheck:
         text = (f"{sub:,.0f} {m.unit} against {ref:,.0f} for the reference solution at {sizes_text(sizes)} "
                 f"(ratio {ratio:.2f}, budget {conf.max_ratio:.2f}; measured by {source}).")
         if not passed:
-            text += " " + m.advice
+            text += " " + (conf.hints.get("fails") or m.advice)
         extra = {"ratio": round(ratio, 4) if ratio != float("inf") else "inf", "sizes": dict(sizes),
                  "submission": dict(counts["submission"]), "reference": dict(counts["reference"])}
         return verdict(m.name, conf, passed, text, score=score, extra=extra)

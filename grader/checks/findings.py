@@ -126,7 +126,8 @@ def sanitizer_messages(ctx: Context, conf: CheckSpec, tools: Sequence[str], size
     in not_run when they were wanted but compute-sanitizer is missing."""
     start_sanitizers(ctx, conf, tools, sizes)
     if sanitizers_wanted(ctx, conf, sizes) and not ctx.tools.sanitizer:
-        ctx.not_run.append(NotRun(f"compute-sanitizer {'/'.join(tools)}", category, "compute-sanitizer was not found on this machine"))
+        ctx.not_run.append(NotRun(f"compute-sanitizer {'/'.join(tools)}", category, "compute-sanitizer was not found on this machine",
+                                  grader_fault=True))
     return [found for tool in tools if tool in ctx.background and (found := ctx.finish(tool))]
 
 

@@ -1,6 +1,7 @@
 """Hidden tests: the exercise's own pytest files, run against the submission in a child process."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 from typing import Sequence
@@ -11,7 +12,7 @@ from ..sandbox import StartedChild, python_argv, start_child
 from ..spec import CheckSpec, Limits
 from ..stages import Runner, write_atomically
 from ..tasks import Task
-from .base import Context, gate, verdict
+from .base import Context, gate, not_run, verdict
 
 NAME = "Hidden tests"
 
@@ -39,7 +40,7 @@ class HiddenTestsCheck:
         self.category = category
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
-        if not test_files(ctx.exercise.root):
+        if not test_files(ctx.exercise.root) or not pytest_available():
             return []
         _write_job(ctx)
         if STAGE not in ctx.background:
@@ -50,12 +51,24 @@ class HiddenTestsCheck:
         gated = gate(ctx, NAME, conf, need_all=False)
         if gated:
             return [gated]
+        if ctx.correctness is not None and ctx.correctness.racy and conf.category == "correctness":
+            # Scored like the correctness check: a racing kernel's passes are luck, not a grade.
+            return [verdict(NAME, conf, False, "Not graded: the kernel has a race (see Races and barriers), so its "
+                                               "results depend on thread timing; fix the race first.", extra={"gated": True})]
         if STAGE in ctx.background:
-            stopped = ctx.finish(STAGE)
+            stopped, fault = ctx.finish(STAGE)
+        elif test_files(ctx.exercise.root) and not pytest_available():
+            not_run(ctx, NAME, conf, "pytest is not installed where the grader runs (pip install pytest); "
+                                     "this is the grader's problem, not your submission's", grader_fault=True)
+            return []
         else:
             return [verdict(NAME, conf, True, "This exercise has no hidden tests.")]
         results = ctx.runner.workdir / "hidden-results.jsonl"
         outcomes = [json.loads(line) for line in results.read_text().splitlines()] if results.exists() else []
+        if not outcomes and fault:
+            not_run(ctx, NAME, conf, f"the hidden tests could not run ({stopped}); this is the grader's problem, "
+                                     "not your submission's", grader_fault=True)
+            return []
         if not outcomes:
             return [verdict(NAME, conf, False, f"The hidden tests did not run ({stopped or 'no test reported'}).")]
         failed = [o for o in outcomes if o["outcome"] != "passed"]
@@ -99,16 +112,32 @@ def _start(runner: Runner, exercise_root: Path, limits: Limits, early: str | Non
 def hidden_prestart(exercise: Exercise, backend: str, runner: Runner, wait: float) -> StartedChild | None:
     """Start the hidden tests' child while the submission compiles: pytest, the imports and the
     device are ready by the time the job file appears (at most `wait` seconds later)."""
-    if not (exercise.spec.hidden_tests and test_files(exercise.root)):
+    if not (exercise.spec.hidden_tests and test_files(exercise.root) and pytest_available()):
         return None
     return _start(runner, exercise.root, exercise.spec.limits, f"{backend} {wait:.0f}")
 
 
-def _run_child(ctx: Context, started: StartedChild | None = None) -> str | None:
-    """Run the hidden test files in a pytest child (or let the one started early go on); why it
-    stopped early, or None when it finished."""
+# pytest's own exit statuses that mean it could not do its job: interrupted (a hidden test file
+# that does not import), internal error, usage error, no tests collected. The submission causes
+# none of them: its faults end a test (status 1) or kill the process (a signal, a timeout).
+_PYTEST_BROKEN = {2: "interrupted: a hidden test file did not load", 3: "pytest's internal error",
+                  4: "pytest usage error", 5: "no hidden test was collected"}
+
+
+def pytest_available() -> bool:
+    """Whether pytest is importable here (it is a dependency, but a hand-made environment may lack it)."""
+    return importlib.util.find_spec("pytest") is not None
+
+
+def _run_child(ctx: Context, started: StartedChild | None = None) -> tuple[str | None, bool]:
+    """Run the hidden test files in a pytest child (or let the one started early go on): why it
+    stopped early (None when it finished), and whether that was the grader's fault, not the kernel's."""
     with ctx.runner.clock.measure(STAGE):
         child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits)).finish(ctx.spec.limits.run_seconds)
     if child.timed_out:
-        return "stopped at the time limit"
-    return None if child.returncode in (0, 1) else child.describe()  # pytest exits 1 when a test failed
+        return "stopped at the time limit", False
+    if child.returncode in (0, 1):  # pytest exits 1 when a test failed
+        return None, False
+    if child.returncode in _PYTEST_BROKEN:
+        return _PYTEST_BROKEN[child.returncode], True
+    return child.describe(), False

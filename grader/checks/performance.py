@@ -4,16 +4,28 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..results import NotRun, TestResult
+from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
-from .base import Context, gate, sizes_text, verdict
+from .base import Context, gate, not_run, sizes_text, verdict
 from .correctness import task_ids as correctness_task_ids
 
 NAME = "Performance"
 
 
 GPU_FREE = "gpu-free"  # the file the pipeline creates once nothing else runs on the GPU
+# Points come in steps (a quarter of them each), not in proportion to the measured speed: timing
+# noise of a few percent then changes no score unless it crosses a step's edge, and the same file
+# graded twice keeps its grade.
+STEPS = 4
+
+
+def step_fraction(reached: float) -> float:
+    """The fraction of the points for reaching `reached` of the full-marks speed: 1 at or above it,
+    else the last whole step below it (0.25, 0.5, 0.75), 0 under the first step."""
+    if reached >= 1.0:
+        return 1.0
+    return max(0.0, int(reached * STEPS) / STEPS)
 
 
 class PerformanceCheck:
@@ -35,13 +47,13 @@ class PerformanceCheck:
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         if ctx.backend != "gpu":
-            ctx.not_run.append(NotRun(NAME, self.category, "timing needs a GPU (the emulator counts, it does not time)"))
+            not_run(ctx, NAME, conf, "needs a GPU (the emulator counts, it does not time)")
             return []
         gated = gate(ctx, NAME, conf, need_all=True)
         if gated:
             return [gated]
         if not ctx.has_reference:
-            ctx.not_run.append(NotRun(NAME, self.category, "no reference solution is available to compare with"))
+            not_run(ctx, NAME, conf, "no reference solution is available to compare with")
             return []
         ms, shared = {}, False
         for task_id, task in ctx.planned.items():
@@ -54,9 +66,11 @@ class PerformanceCheck:
             ms[task.module] = r.data["median_ms"]
             shared = shared or bool(r.data.get("shared_gpu"))
         speed = ms["reference"] / ms["submission"] if ms["submission"] > 0 else 0.0
-        score = conf.points * min(1.0, speed / conf.full_marks)
+        fraction = step_fraction(speed / conf.full_marks)
+        score = conf.points * fraction
         text = (f"median {ms['submission']:.3f} ms against {ms['reference']:.3f} ms for the reference solution at "
-                f"{sizes_text(conf.size)}: {speed:.0%} of its speed (full marks from {conf.full_marks:.0%}).")
+                f"{sizes_text(conf.size)}: {speed:.0%} of its speed (full marks from {conf.full_marks:.0%}; "
+                f"{fraction:.0%} of the points, in steps of {1 / STEPS:.0%}).")
         if "baseline" in ms:
             text += f" cuBLAS: {ms['baseline']:.3f} ms, so you reach {ms['baseline'] / ms['submission']:.0%} of cuBLAS."
         if shared:

@@ -68,22 +68,44 @@ def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
     lost = failed_task_text(result, conf.size)
     if lost:
         return [lost]
-    digests = [l.get("digest") for l in result.launches if not l.get("error")]
     errors = [l["error"] for l in result.launches if l.get("error")]
-    distinct = len(set(digests))
-    extra["distinct_results"] = distinct
-    out = []
     if errors:
         # A failing launch is a memory-safety or correctness verdict, graded there; it says nothing of races.
         extra["launch_error"] = errors[0]
+    differ = _launches_differ(ctx, conf, result, extra)
+    return [differ] if differ else []
+
+
+def _launches_differ(ctx: Context, conf: CheckSpec, result, extra: dict) -> str | None:
+    """The message when launches with identical inputs gave different results, and nothing else
+    (memory outside the arrays) explains it; None otherwise."""
+    if result is None or result.status != "ok":
+        return None
+    digests = [l.get("digest") for l in result.launches if not l.get("error")]
+    distinct = len(set(digests))
+    extra["distinct_results"] = distinct
+    if distinct < 2:
+        return None
     # Reads or writes outside the arrays make launches differ too (they see or change memory the
     # grader does not control). That is a memory-safety bug, graded there; the race verdict then
     # rests on the hazard checks (the emulator's and racecheck), which see races directly.
     corrupting = any(l.get("canary") or l.get("inputs_modified") for l in result.launches)
-    if distinct > 1 and (corrupting or (ctx.emu_available and memory_messages(ctx))):
+    if corrupting or (ctx.emu_available and memory_messages(ctx)):
         extra["note"] = "launches differed, but the kernel also accesses memory outside its arrays (see Memory safety)"
-    elif distinct > 1:
-        wrong = sum(1 for l in result.launches if l.get("compare") and not l["compare"]["ok"])
-        out.append(f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results "
-                   f"({wrong} of them wrong): threads race (a missing __syncthreads()?).")
-    return out
+        return None
+    wrong = sum(1 for l in result.launches if l.get("compare") and not l["compare"]["ok"])
+    return (f"{len(digests)} launches at {sizes_text(conf.size)} with identical inputs gave {distinct} different results "
+            f"({wrong} of them wrong): threads race (a missing __syncthreads()?).")
+
+
+def proven_race(ctx: Context) -> list[str]:
+    """Evidence that the kernel races, for any check that scores by it: the hazards and barrier
+    errors the emulator saw (exact and deterministic) and, on a GPU, launches with identical
+    inputs that gave different results."""
+    found = race_messages(ctx) if ctx.emu_available else []
+    conf = ctx.spec.checks.get("race")
+    if ctx.backend == "gpu" and conf is not None:
+        differ = _launches_differ(ctx, conf, ctx.results.get("race:repeat"), {})
+        if differ:
+            found.append(differ)
+    return found

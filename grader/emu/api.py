@@ -7,7 +7,7 @@ kernel (a usage error, raised as ValueError).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -49,6 +49,15 @@ class MemoryFault:
 
 
 @dataclass(frozen=True)
+class OutputRead:
+    """Elements of an output buffer that a source line read before the kernel had written them."""
+
+    buffer: str
+    line: int
+    count: int
+
+
+@dataclass(frozen=True)
 class LaunchReport:
     """Everything one launch produced besides the memory it wrote."""
 
@@ -62,6 +71,8 @@ class LaunchReport:
     uninit_reads: tuple
     steps: int
     warp_instructions: int
+    output_reads: tuple = ()  # OutputRead: an output element read before the kernel wrote it
+    unwritten: dict = field(default_factory=dict)  # watched output -> elements never written
 
 
 def _dim3(v) -> tuple[int, int, int]:
@@ -128,6 +139,11 @@ class Emulator:
         """Copy `count` elements of `dtype` from device memory into a new host array."""
         return self.heap.read(int(addr), dtype, int(count))
 
+    def watch_output(self, addr: int, esize: int) -> None:
+        """Treat the allocation at `addr` as an output whose contents on entry are undefined: the
+        launch reports which elements were never written and which lines read one before it was."""
+        self.heap.watch_output(int(addr), int(esize))
+
     # ------------------------------------------------------------------ launch
     def launch(self, kernel: str, grid=(1, 1, 1), block=(1, 1, 1), shared_bytes: int = 0,
                args=(), step_limit: int = 2_000_000, track_hazards: bool = True) -> LaunchReport:
@@ -145,6 +161,8 @@ class Emulator:
         shared_total = code.static_shared + int(shared_bytes)
         rec = Recorder()
         rec.printf = PrintfLog()
+        if self.heap.outputs is not None:
+            self.heap.outputs.early_reads = {}  # per launch
         shadow = None
         shadow_blocks = 0
         if track_hazards and shared_total > 0:
@@ -180,8 +198,11 @@ class Emulator:
         memory_errors = tuple(MemoryFault(**d) for d in rec.memory_errors)
         if status == "ok":
             message = _summary(rec, hazards, barrier_errors, memory_errors, uninit)
+        watch = self.heap.outputs
+        output_reads = tuple(OutputRead(buffer, line, count) for (buffer, line), count in sorted(watch.early_reads.items())) if watch else ()
+        unwritten = watch.unwritten() if watch else {}
         return LaunchReport(status, message, counters, per_line, tuple(hazards), barrier_errors,
-                            memory_errors, tuple(uninit), rec.steps, rec.warp_instructions)
+                            memory_errors, tuple(uninit), rec.steps, rec.warp_instructions, output_reads, unwritten)
 
 
 def _summary(rec, hazards, barrier_errors, memory_errors, uninit) -> str:

@@ -54,6 +54,8 @@ class GlobalHeap:
         self._starts_arr = np.zeros(0, dtype=np.uint64)
         self._ends_arr = np.zeros(0, dtype=np.uint64)
         self._freed: list[tuple[int, int, str]] = []  # (start, end, name), for fault messages
+        # Outputs watched for reads before any write (OutputWatch); None until one is watched.
+        self.outputs: OutputWatch | None = None
 
     def alloc(self, nbytes: int, name: str = "", align: int = ALIGN) -> int:
         """Reserve `nbytes` (zero-filled) and return the device address."""
@@ -66,6 +68,8 @@ class GlobalHeap:
             grown = np.zeros(max(need, self.data.size * 2), dtype=np.uint8)
             grown[: self.data.size] = self.data
             self.data = grown
+            if self.outputs is not None:
+                self.outputs.grow(grown.size)
         self.starts.append(start)
         self.ends.append(end)
         self.names.append(name or f"buffer{len(self.names)}")
@@ -86,6 +90,8 @@ class GlobalHeap:
             raise ValueError(f"{addr:#x} is not the start of a live allocation")
         start, end = self.starts[i], self.ends[i]
         self.data[start - HEAP_BASE:end - HEAP_BASE] = 0
+        if self.outputs is not None:
+            self.outputs.drop(start - HEAP_BASE)
         self._freed.append((start, end, self.names[i]))
         del self.starts[i], self.ends[i], self.names[i]
         self._starts_arr = np.array(self.starts, dtype=np.uint64)
@@ -150,6 +156,75 @@ class GlobalHeap:
 
     def byte_index(self, addr: np.ndarray) -> np.ndarray:
         return (addr.astype(np.uint64) - np.uint64(HEAP_BASE)).astype(np.int64)
+
+    def watch_output(self, addr: int, esize: int) -> None:
+        """Watch the allocation at `addr` as a kernel output: which of its `esize`-byte elements the
+        kernel writes, and where it reads one it has not written yet (its contents on entry are
+        undefined: the grader fills outputs with NaN)."""
+        i = self.find(int(addr))
+        if i < 0:
+            raise ValueError(f"{addr:#x} is not inside an allocation")
+        if self.outputs is None:
+            self.outputs = OutputWatch(self.data.size)
+        self.outputs.add(self.starts[i] - HEAP_BASE, self.ends[i] - HEAP_BASE, self.names[i], esize)
+
+
+class OutputWatch:
+    """Per heap byte: whether it belongs to a watched output and whether the kernel has written it.
+
+    Exact where a value test cannot be: an element the kernel wrote with a NaN it computed (say
+    `beta * C` with C never written) is written, not untouched; and a read of an output element
+    before any write names its source line.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.watched = np.zeros(size, dtype=bool)
+        self.written = np.zeros(size, dtype=bool)
+        self.ranges: list[tuple[int, int, str, int]] = []  # (first byte, end byte, name, element size)
+        self.early_reads: dict[tuple[str, int], int] = {}  # (buffer, line) -> elements read before written
+
+    def grow(self, size: int) -> None:
+        for name in ("watched", "written"):
+            old = getattr(self, name)
+            new = np.zeros(size, dtype=bool)
+            new[: old.size] = old
+            setattr(self, name, new)
+
+    def add(self, first: int, end: int, name: str, esize: int) -> None:
+        self.watched[first:end] = True
+        self.written[first:end] = False
+        self.ranges.append((first, end, name, esize))
+
+    def drop(self, first: int) -> None:
+        """Stop watching the output that starts at byte `first` (it was freed)."""
+        for r in [r for r in self.ranges if r[0] == first]:
+            self.watched[r[0]:r[1]] = False
+            self.ranges.remove(r)
+
+    def access(self, bidx: np.ndarray, nbytes: int, write: bool, line: int) -> None:
+        """Note an access of `nbytes` bytes at each byte index (in-bounds lanes only)."""
+        if not bidx.size:
+            return
+        hit = self.watched[bidx]
+        if not hit.any():
+            return
+        if write:
+            span = (bidx[hit][:, None] + np.arange(nbytes)).ravel()
+            self.written[span] = True
+            return
+        early = bidx[hit & ~self.written[bidx]]
+        for first, end, name, esize in self.ranges:
+            inside = early[(early >= first) & (early < end)]
+            if inside.size:
+                key = (name, int(line or 0))
+                self.early_reads[key] = self.early_reads.get(key, 0) + int(np.unique((inside - first) // esize).size)
+
+    def unwritten(self) -> dict[str, int]:
+        """Elements of each watched output the kernel never wrote."""
+        out = {}
+        for first, end, name, esize in self.ranges:
+            out[name] = int(np.count_nonzero(~self.written[first:end:esize]))
+        return out
 
 
 def layout_shared(decls: list[VarDecl], extern: list[VarDecl], dynamic_bytes: int) -> tuple[dict[str, int], int]:

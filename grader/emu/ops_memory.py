@@ -180,7 +180,10 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     sect = traffic.global_sectors(addr.reshape(-1, WARP), total, mask.reshape(-1, WARP))
     rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
     rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
-    return _move(m.heap.data, m.heap.byte_index(addr), ok, x.n, esize, nvec, ut, write, vals)
+    bidx = m.heap.byte_index(addr)
+    if m.heap.outputs is not None:
+        m.heap.outputs.access(bidx[ok], total, write, line)
+    return _move(m.heap.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
 
 
 def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):
@@ -359,7 +362,11 @@ def _atom_target(x, space, addr, esize, line):
     bad = mask & (code != memory.OK)
     if bad.any():
         _record_faults(x, space, addr, code, bad, esize, True, line)
-    return data, bidx, mask & (code == memory.OK)
+    ok = mask & (code == memory.OK)
+    if space == "global" and m.heap.outputs is not None:  # an atomic reads, then writes
+        m.heap.outputs.access(bidx[ok], esize, False, line)
+        m.heap.outputs.access(bidx[ok], esize, True, line)
+    return data, bidx, ok
 
 
 def _combine(aop, cur, b, c, dt):
