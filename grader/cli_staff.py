@@ -173,7 +173,9 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
 
     Nothing secret goes in: the hidden cases and [hidden_tests] are removed from spec.toml, and
     neither the exercise's tests/ folder nor anything from reference/ is copied. Without the
-    reference solution, the student's local traffic and performance checks are listed as not run.
+    reference solution, the student's local performance check is listed as not run; traffic and bank
+    conflicts are graded against the reference's counters, measured on the emulator and shipped as
+    numbers (reference_counters.json).
 
     \b
       grade student exercises/level2 --out handout --pip-source https://course.example.edu/kernel_grader-0.1.0-py3-none-any.whl
