@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import __version__
+from .errors import SpecError
 
 FILE_NAME = "reference_counters.json"
 CATEGORIES = ("traffic", "bank-conflicts")
@@ -30,14 +31,19 @@ def measure(exercise) -> dict[str, Any]:
     from .profile import profile
 
     checks: dict[str, Any] = {}
+    measured: dict[str, Any] = {}  # one launch per size, whichever checks share it
     for category in CATEGORIES:
         conf = exercise.spec.checks.get(category)
         if conf is None or not (conf.emu_size or conf.size):
             continue
         sizes = sizes_of(conf)
-        result = profile(exercise.root, exercise.solution_path, sizes, backend="emu")
+        key = json.dumps(sizes, sort_keys=True)
+        if key not in measured:
+            measured[key] = profile(exercise.root, exercise.solution_path, sizes, backend="emu")
+        result = measured[key]
         if result.error or not result.counters:
-            raise RuntimeError(f"measuring the reference solution at {sizes} failed: {result.error or 'no counters'}")
+            raise SpecError(f"{exercise.solution_path}: measuring it at {sizes} for the student bundle failed: "
+                            f"{result.error or 'no counters'}")
         names = MEASURES[category].compared + MEASURES[category].reported
         checks[category] = {"sizes": sizes, "counters": {k: float(result.counters.get(k, 0)) for k in names}}
     return {"about": "The reference solution's memory counters, measured on the emulator; numbers only.",
