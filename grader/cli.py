@@ -15,7 +15,7 @@ import click
 from . import __version__, api
 from . import exercise as exercise_module
 from .cli_guard import guard
-from .errors import ExitCode
+from .errors import ExitCode, UsageError
 from .cli_staff import register as register_staff_commands
 from .results import summary_lines, to_json, write_atomic
 
@@ -91,9 +91,15 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
 @main.command("list")
 @click.argument("root", type=click.Path(file_okay=False, path_type=Path), default="exercises")
 def list_cmd(root: Path) -> None:
-    """List the exercises under ROOT (default: exercises/) with their kernels and graded checks."""
+    """List the exercises under ROOT (default: exercises/ in the current folder) with their kernels
+    and graded checks. An exercise is a folder with a spec.toml; ROOT may also be one such folder."""
     def work() -> None:
-        for ex in exercise_module.discover(root):
+        found = exercise_module.discover(root) if not (root / "spec.toml").is_file() else [exercise_module.load(root)]
+        if not found:
+            where = root.resolve()
+            raise UsageError(f"no exercises found in {where} ({'no such folder' if not root.is_dir() else 'no sub-folder has a spec.toml'}). "
+                             "Run `grade list` where the course's exercises/ folder is, or name it: `grade list path/to/exercises`")
+        for ex in found:
             if ex.kind == "python":
                 functions = ", ".join(f"{f.name} {f.points:g}" for f in ex.spec.functions)
                 click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} Python functions: {functions}")

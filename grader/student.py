@@ -66,7 +66,9 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
     if folder.resolve() == exercise.root:
         raise UsageError(f"--out {out}: that would overwrite the exercise itself; choose another folder")
     spec_text = public_spec_text(exercise.root / "spec.toml")
-    readme = (exercise.root / "README.md").read_text(encoding="utf-8").rstrip() + "\n\n" + GRADING_SECTION.format(id=ex_id)
+    headers = ", ".join(f"`<{h}>`" for h in exercise.spec.limits.allowed_includes) or "none"
+    readme = (exercise.root / "README.md").read_text(encoding="utf-8").rstrip() + "\n\n" + \
+        GRADING_SECTION.format(id=ex_id, headers=headers)
     skeleton = (exercise.root / "skeleton.cu").read_text(encoding="utf-8")
     harness = (exercise.root / "harness.py").read_text(encoding="utf-8")
     counters = shipped_counters.text_for(exercise)  # the reference's counts (numbers, never its code)
@@ -230,4 +232,16 @@ What differs from the final grading:
 - **Performance is not graded here.** It times your kernel against the reference solution, so the
   grader lists it under "not run" (`extra_data.not_run` in the JSON) instead of scoring it.
 - **Hidden tests.** The final grading may run extra tests that are not in this bundle.
+
+How points are counted:
+
+- **A check that cannot run where you grade** (performance without a GPU) is listed as not run,
+  and by default its points leave the total: passing everything that does run gives full marks,
+  and the score line says so.
+- **The same file always gets the same score.** Inputs are drawn from the exercise and your file's
+  content, so grading it again gives the same numbers. A kernel with a race (a missing
+  `__syncthreads()`, say) earns no correctness points even at sizes where it happened to be
+  right, since its results depend on timing.
+- **Headers.** You may include what nvcc users include by habit: {headers}. Every other
+  `#include` is refused before compiling; the CUDA built-ins need none.
 """

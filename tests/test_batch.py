@@ -358,3 +358,24 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     assert third.returncode == 0 and read_csv(out / "grades.csv") == rows
     redone = sum(1 for e in entries if e.source is None)  # rows without a .cu are rebuilt (instant), the rest reused
     assert f"graded {redone} now, {len(students) - redone} unchanged" in third.stdout
+
+
+@pytest.mark.slow
+def test_copies_of_one_file_get_one_score_and_one_set_of_verdicts(tmp_path):
+    """Five copies of every level2 wrong file, graded side by side: each copy of a file gets the
+    same score and the same verdicts (seeds come from the content, races score by rule)."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    originals = {}
+    for path in sorted((ROOT / "reference/level2/wrong").glob("*.cu")):
+        for k in range(5):
+            (subs / f"{path.stem}_{k}.cu").write_bytes(path.read_bytes())
+            originals[f"{path.stem}_{k}"] = path.stem
+    out = tmp_path / "out"
+    proc = run_cli("batch", "exercises/level2", str(subs), "--out", str(out), "--backend", "emu", timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    seen: dict[str, tuple] = {}
+    for student, original in originals.items():
+        doc = json.loads((out / "results" / f"{student}.json").read_text())
+        verdicts = (doc["score"], tuple((t["name"], t["score"], t["status"]) for t in doc["tests"]), doc["extra_data"]["seeds"]["base"])
+        assert seen.setdefault(original, verdicts) == verdicts, f"{student} differs from another copy of {original}.cu"

@@ -84,6 +84,15 @@ def test_nothing_hidden_in_the_bundle(exercise_id, tmp_path):
         inline = "{ " + ", ".join(f"{k} = {v}" for k, v in case.items()) + " }"
         as_json = "{" + ", ".join(f'"{k}": {v}' for k, v in case.items()) + "}"
         assert inline not in everywhere and as_json not in everywhere, case
+        values = [str(v) for v in case.values()]
+        if len(values) == 1:  # in prose: "N = 129", or a list of sizes such as "1, 17, 129, 1000"
+            (name, value), = ((k, str(v)) for k, v in case.items())
+            assert not re.search(rf"\b{name}\s*=\s*{value}\b", everywhere), (case, "named in the bundle")
+            for listed in re.findall(r"\d+(?:,\s*\d+){2,}", everywhere):
+                assert value not in re.split(r",\s*", listed), (case, f"in the list of sizes {listed!r}")
+        else:  # "(1003, 4099)" or "1003 x 1025"
+            for form in ("(" + ", ".join(values) + ")", " x ".join(values)):
+                assert form not in everywhere, (case, form)
     assert "hidden =" not in everywhere and "[hidden_tests]" not in everywhere
 
     # Reference solution and wrong corpus: no line that the skeleton does not also have.

@@ -4,6 +4,8 @@
 // Launch: block (32, 32), grid (ceil(N/32), ceil(N/32)). No shared memory in this exercise.
 //
 // Fill in the TODO. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 // __launch_bounds__ promises the compiler at most 1024 threads per block, so it keeps
 // register use low enough (64 per thread) for a 32 x 32 block to launch at all.

@@ -10,6 +10,8 @@
 // memory is thus reused by 32 threads instead of being fetched 32 times.
 //
 // Fill in the three TODOs. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 #define TILE 32
 

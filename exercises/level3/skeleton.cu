@@ -13,6 +13,8 @@
 // 8 x 128 slice of B in shared memory, then every thread accumulates 8 outer products.
 //
 // Fill in the two TODOs. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 #define BM 128
 #define BN 128

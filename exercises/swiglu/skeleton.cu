@@ -5,6 +5,8 @@
 // a, b, out: n floats each. Launch: 256 threads per block, ceil(n / 256) blocks.
 //
 // Fill in the TODO. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 extern "C" __global__ void swiglu(const float* __restrict__ a,
                                   const float* __restrict__ b,

@@ -9,6 +9,8 @@
 // read a tile row by row and write it row by row too.
 //
 // Fill in the four TODOs. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 #define TILE 32
 

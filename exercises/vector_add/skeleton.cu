@@ -4,6 +4,8 @@
 // plus up to 255 spare threads in the last block when n is not a multiple of 256.
 //
 // Fill in the two TODOs. Do not change the kernel's name or parameters.
+// You may #include <cstdio> (for printf), <cstdint>, <cmath>, <cfloat>, <climits>, <cassert>,
+// <cuda_runtime.h> or <cuda_fp16.h> as with nvcc; no other header, and the built-ins need none.
 
 extern "C" __global__ void add(const float* __restrict__ x,
                                const float* __restrict__ y,
