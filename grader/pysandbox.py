@@ -36,9 +36,14 @@ from .stages import child_limits
 
 MAX_REPLY_BYTES = 16 * 1024**2
 _HERE = Path(__file__).resolve().parent
-# An empty, read-only tmpfs over each folder in "$@" before the first "--"; then run what follows.
-_MASK_SCRIPT = ('while [ "$1" != "--" ]; do mount -t tmpfs -o ro,size=4k kg-hidden "$1" || exit 97; shift; done; '
-                'shift; exec "$@"')
+# Inside the new namespaces: the child's folder bound at /mnt (where it then runs), an empty
+# read-only tmpfs over each folder before "--" (/proc, the temp folders, the exercise, ...), then
+# what follows "--". Exit 97: a mount failed (the probe said they work; never the student's doing).
+INSIDE = "/mnt"
+_MASK_SCRIPT = ('mount --bind "$1" ' + INSIDE + ' || exit 97; shift; '
+                'while [ "$1" != "--" ]; do mount -t tmpfs -o ro,size=4k kg-hidden "$1" || exit 97; shift; done; '
+                'shift; cd ' + INSIDE + ' || exit 97; exec "$@"')
+MOUNT_FAILED = 97
 
 
 @dataclass(frozen=True)
@@ -75,12 +80,15 @@ def _probe_namespaces() -> bool:
     unshare = shutil.which("unshare")
     if not unshare or sys.platform != "linux":
         return False
-    try:
-        probe = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--mount", "sh", "-c",
-                                "mount -t tmpfs -o ro,size=4k kg-probe /mnt && echo ok"],
+    folder = tempfile.mkdtemp(prefix="kg-probe-")
+    try:  # exactly what a child's start does: bind a folder at INSIDE, hide /proc and the temp folder
+        probe = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--mount", "sh", "-c", _MASK_SCRIPT, "sh",
+                                folder, "/proc", tempfile.gettempdir(), "--", "sh", "-c", "test ! -e /proc/self && echo ok"],
                                capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return False
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return probe.returncode == 0 and probe.stdout.strip() == "ok"
 
 
@@ -92,7 +100,7 @@ class Worker:
     """
 
     def __init__(self, source: str, *, functions: Sequence[str], public_files: Mapping[str, str], limits: Limits,
-                 hide: Sequence[Path] = (), public_classes: Mapping[str, type] | None = None):
+                 hide: Sequence[Path] = (), public_classes: Mapping[str, type] | None = None, audit: bool = True):
         self.source = source
         self.functions = tuple(functions)
         self.public_files = dict(public_files)
@@ -100,6 +108,7 @@ class Worker:
         self.hide = [Path(p).resolve() for p in hide if Path(p).exists()]
         self.factories = {k: pyvalues.empty_instance(v) for k, v in (public_classes or {}).items()}
         self.public_classes = dict(public_classes or {})
+        self.audit = audit  # False only to test the namespaces as the sole wall
         self.deadline = time.monotonic() + limits.run_seconds
         self.isolation = "namespaces" if namespaces_available() else "folder and audit hook"
         self.proc: subprocess.Popen | None = None
@@ -125,11 +134,17 @@ class Worker:
         shutil.copy(_HERE / "pyworker.py", self.folder / "pyworker.py")
         shutil.copy(_HERE / "pyvalues.py", self.folder / "pyvalues.py")
         argv = [sys.executable, "-I", "-B", "pyworker.py"]
+        home = str(self.folder)
         if self.isolation == "namespaces":
-            masks = [str(p) for p in self.hide if not str(self.folder).startswith(str(p))]
+            # Besides what the caller hides: every process's /proc entry (the grader's own command
+            # lines, environments and memory), and the temp folders where other gradings keep their
+            # files (other students' submissions in a batch, the hidden tests' results).
+            masks = ["/proc", tempfile.gettempdir(), str(self.folder.parent), *map(str, self.hide)]
+            masks = [m for m in dict.fromkeys(masks) if Path(m).is_dir() and Path(m) != Path("/")]
             argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", _MASK_SCRIPT, "sh",
-                    *masks, "--", *argv]
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.folder), "TMPDIR": str(self.folder), "LANG": "C.UTF-8",
+                    str(self.folder), *masks, "--", *argv]
+            home = INSIDE
+        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         seconds = max(1.0, self.deadline - time.monotonic())
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -139,7 +154,7 @@ class Worker:
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
         self._send({"submission": "submission.py", "public": [Path(n).stem for n in self.public_files if n.endswith(".py")],
-                    "functions": list(self.functions)})
+                    "functions": list(self.functions), "audit": self.audit})
         first = self._reply()
         if first is None:
             return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
@@ -266,6 +281,8 @@ class Worker:
             return None
         if reply is None:
             self.proc.wait(timeout=5)
+            if self.proc.returncode == MOUNT_FAILED and self.isolation == "namespaces" and self._next == 0:
+                raise OSError("the grader could not set up the child's namespaces (a mount failed)")
             self._kill(_ended(self.proc.returncode))
             return None
         if reply.get("_too_big"):

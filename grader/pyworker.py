@@ -69,7 +69,8 @@ def main() -> int:
     # whole sys.path, which may hold the grader's checkout (an editable install).
     readable = [here, os.path.dirname(os.path.realpath(os.__file__)), os.path.dirname(os.path.realpath(numpy.__file__))]
     readable += [os.path.realpath(p) for p in setup.get("allowed", ()) if p]
-    _install_hook(here, readable)
+    if setup.get("audit", True):
+        _install_hook(here, readable)
 
     public: dict = {}
     modules = {}

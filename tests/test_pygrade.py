@@ -168,3 +168,36 @@ def test_lesson_has_two_wrong_files_per_function_and_awkward_hidden_inputs():
     hidden = "\n".join(p.read_text() for p in (LESSON / "tests").glob("test_*.py"))
     for awkward in ("4 + 4 * t", "[31, 32, 33, 48, 64, 65]", "(10, 7, 9, 4)", "(33, 31, 32)"):
         assert awkward in hidden, awkward
+
+
+WALLS = """
+import os, socket
+def probe(reference, tests):
+    seen = {}
+    for name, path in (("reference", reference), ("tests", tests), ("proc", "/proc"), ("tmp", "/tmp")):
+        try:
+            seen[name] = sorted(os.listdir(path))
+        except OSError as exc:
+            seen[name] = type(exc).__name__
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=2)
+        seen["network"] = "connected"
+    except OSError as exc:
+        seen["network"] = type(exc).__name__
+    return seen
+"""
+
+
+@pytest.mark.skipif(not namespaces_available(), reason="no user namespaces on this machine")
+def test_namespaces_alone_hide_the_exercise_the_grader_and_the_network():
+    exercise = load(LESSON)
+    material = public_material(exercise)
+    with Worker(WALLS, functions=("probe",), public_files=material.files, limits=Limits(), hide=hide_paths(exercise),
+                public_classes=material.classes, audit=False) as worker:  # the audit hook off: the mounts alone
+        assert worker.isolation == "namespaces"
+        out = worker.call("probe", (str(REFERENCE), str(LESSON / "tests")))
+        assert out.ok, out.error
+        seen = out.value
+        assert seen["reference"] == [] and seen["tests"] in ([], "FileNotFoundError"), seen
+        assert seen["proc"] == [] and seen["tmp"] == [], seen
+        assert seen["network"] != "connected", seen
