@@ -140,7 +140,10 @@ class Worker:
             # lines, environments and memory), and the temp folders where other gradings keep their
             # files (other students' submissions in a batch, the hidden tests' results).
             masks = ["/proc", tempfile.gettempdir(), str(self.folder.parent), *map(str, self.hide)]
-            masks = [m for m in dict.fromkeys(masks) if Path(m).is_dir() and Path(m) != Path("/")]
+            masks = [Path(m).resolve() for m in masks if Path(m).is_dir()]
+            # A folder inside another one hidden is hidden with it (and could not be mounted on).
+            masks = [str(m) for m in dict.fromkeys(masks) if m != Path("/")
+                     and not any(o != m and o in m.parents for o in masks)]
             argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", _MASK_SCRIPT, "sh",
                     str(self.folder), *masks, "--", *argv]
             home = INSIDE
