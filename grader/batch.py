@@ -400,11 +400,20 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         summary = summarize(rows, entries, exercise, stale)
         _write_text(out / "summary.txt", "\n".join(summary.lines()) + "\n")
         _write_text(out / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
+        _write_html_reports(out, exercise, entries, summary)
         return BatchResult(out, csv_path, summary, len(todo), done_before, len(slots), time.perf_counter() - started,
                            tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in slots))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         lock.close()
+
+
+def _write_html_reports(out: Path, exercise: Exercise, entries: Sequence[Entry], summary: Summary) -> None:
+    """reports/<student>.html and report.html (grader.report), after the gradebook: written last, so
+    a failure there never costs a grade; the submissions are still on disk (a zip's extraction too)."""
+    from .report.class_page import write_reports
+
+    write_reports(out, exercise, entries, summary)
 
 
 @dataclass(frozen=True)

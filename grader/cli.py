@@ -62,10 +62,13 @@ def _backend_option(f):
 @click.argument("submission", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_backend_option
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the results JSON (Gradescope format) here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a self-contained HTML report here: the verdicts, and the source with each line's cost and findings.")
 @click.option("--seed", type=int, help="Base seed for the random inputs (default: derived from the exercise, the file's "
               "content and $KERNEL_GRADER_SECRET, so a regrade draws the same inputs; the one used is in the JSON).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
-def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, seed: int | None, quiet: bool) -> None:
+def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, html_path: Path | None,
+            seed: int | None, quiet: bool) -> None:
     """Grade SUBMISSION (a .cu file, or a Colab notebook .ipynb) against the exercise in EXERCISE_DIR.
 
     A notebook is never run: the grader reads the kernel from its `%%writefile submission.cu` cell
@@ -76,6 +79,10 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         report = api.grade(exercise_dir, submission, backend=backend, seed=seed)
         if json_path:
             write_atomic(to_json(report), json_path)
+        if html_path:
+            from .report import submission_page
+
+            submission_page.write_for(report, submission, html_path)
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
         if report.grader_faults:

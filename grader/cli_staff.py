@@ -30,7 +30,7 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
 @_EXERCISE
 @click.argument("submissions", type=click.Path(exists=True, path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Folder for results/<student>.json, grades.csv and summary.txt (created; reused to resume).")
+              help="Folder for results/<student>.json, grades.csv, summary.txt and report.html (created; reused to resume).")
 @click.option("--workers", type=click.IntRange(min=1), help="Submissions graded at once. Default: one per CPU core "
               "(never more than the cores); on a GPU, --per-gpu per visible GPU.")
 @click.option("--per-gpu", type=click.IntRange(min=1), default=4, show_default=True,
@@ -59,6 +59,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
       results/<id>.json   each student's results (the document `grade --json` writes), as each finishes
       grades.csv          id, total, one column per test, status; the second line is the maximum points
       summary.txt/.json   score histogram, most failed checks, identical submissions
+      report.html         the class page; reports/<id>.html, each student's page (grade --html)
 
     \b
     status is graded, compile-error (did not compile, or no usable .cu file or notebook),
@@ -112,6 +113,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
         click.echo(f"graded {result.graded_now} now, {result.skipped} unchanged, with {result.workers} worker(s) "
                    f"in {result.seconds:.0f} s")
         click.echo(f"gradebook: {result.csv_path}\nsummary:   {result.out / 'summary.txt'}\nresults:   {result.out / batch.RESULTS}/")
+        click.echo(f"report:    {result.out / 'report.html'} (each student's page in {result.out / 'reports'}/)")
 
     guard(work)
 

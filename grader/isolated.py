@@ -57,7 +57,8 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
     started = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="kg-one-", dir=scratch))
     out = work / "results.json"
-    argv = [sys.executable, "-m", "grader", "run", str(exercise.root), str(source), "--backend", backend,
+    # Absolute paths: the child runs in `work`, where a relative path (grade batch ex subs/) names nothing.
+    argv = [sys.executable, "-m", "grader", "run", str(Path(exercise.root).resolve()), str(Path(source).resolve()), "--backend", backend,
             "--json", str(out), "--quiet"]
     if seed is not None:
         argv += ["--seed", str(int(seed))]

@@ -369,3 +369,22 @@ def extract_python(data: bytes, name: str) -> tuple[PythonCells | None, str]:
         return None, (f"{name}: no code cell defines anything (no `def`, `class`, `import` or assignment was found). "
                       "Write your functions in the notebook's code cells, save it and resubmit.")
     return PythonCells("\n".join(out) + "\n", tuple(where), tuple(skipped)), ""
+
+
+def graded_source(path: Path, *, python: bool = False, limit: int = 16 * 1024**2) -> tuple[str | None, str]:
+    """The text that was graded, for showing it (an HTML report): a plain file's own text, or what
+    a notebook amounts to (its kernel cell, or for a Python exercise its definitions). None and why
+    when there is none. Line numbers are those of the graded text, as in the results."""
+    path = Path(path)
+    name = submission_module.display_name(path)
+    if not is_notebook(path):
+        sub, verdict = submission_module.read(path)
+        return (sub.source, "") if sub else (None, verdict.message)
+    data, problem = _read_limited(path, name, limit)
+    if problem:
+        return None, problem
+    if python:
+        found_py, problem = extract_python(data, name)
+        return (found_py.source, "") if found_py else (None, problem)
+    found, problem = extract(data, name)
+    return (found.source, "") if found else (None, problem)

@@ -298,3 +298,14 @@ def test_gradescope_grades_a_downloaded_notebook(tmp_path):
     assert all(t["status"] == "passed" for t in doc["tests"]) and doc["score"] > 0
     assert doc["extra_data"]["gradescope"]["graded_file"] == "Copy of level2 (2).ipynb"
     assert SECRET_OUTPUT not in json.dumps(doc)
+
+
+def test_graded_source_is_what_was_graded_never_the_json(tmp_path):
+    data = colab(cell("md", "markdown"), cell("%%writefile submission.cu\nkernel body", outputs=[stream(SECRET_OUTPUT)]),
+                 cell("def f():\n    return 1"))
+    path = write(tmp_path, data)
+    assert nb.graded_source(path) == ("kernel body\n", "")
+    text, _ = nb.graded_source(path, python=True)
+    assert text == "def f():\n    return 1\n" and SECRET_OUTPUT not in text
+    assert nb.graded_source(write(tmp_path, b"[]", "x.ipynb"))[0] is None
+    assert nb.graded_source(write(tmp_path, b"int k;\n", "k.cu")) == ("int k;\n", "")

@@ -2,7 +2,7 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from ..results import TestResult
@@ -12,6 +12,7 @@ from ..tasks import Task
 from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
 from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
+from .by_line import launch_per_line
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -105,7 +106,11 @@ class CountersCheck:
                 problem = "ncu profiled no launch at this size"
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
-        return [self._score(conf, counts, sizes, ctx.backend)]
+        scored = self._score(conf, counts, sizes, ctx.backend)
+        lines = launch_per_line(ctx, _profile_id("submission", sizes)) if ctx.backend == "emu" else None
+        if lines:  # the submission's counts by source line, for the HTML report (extra_data.per_line)
+            scored = replace(scored, extra={**scored.extra, "per_line": lines})
+        return [scored]
 
     def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str,
                shipped: bool = False) -> TestResult:

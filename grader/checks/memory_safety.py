@@ -8,6 +8,7 @@ from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .by_line import memory_findings
 from .findings import bullet, emu_findings_task, memory_messages, sanitizer_messages, start_sanitizers, unfinished_verdict
 
 NAME = "Memory safety"
@@ -38,7 +39,9 @@ class MemorySafetyCheck:
         small = conf.emu_size or conf.size
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
-            return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems))]
+            found = memory_findings(ctx) if ctx.emu_available else []  # by source line, for the HTML report
+            return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems),
+                            extra={"findings": found} if found else None)]
         stopped = unfinished_verdict(ctx, NAME, conf, small, "memory safety")
         if stopped:
             return [stopped]

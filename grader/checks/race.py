@@ -8,6 +8,7 @@ from ..results import TestResult
 from ..spec import CheckSpec
 from ..tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .by_line import launch_per_line, race_findings
 from .findings import (bullet, emu_findings_task, emu_problems, gpu_stands_in, memory_messages, race_messages,
                        sanitizer_messages, start_sanitizers, unfinished_verdict)
 
@@ -41,6 +42,7 @@ class RaceCheck:
             problems += race_messages(ctx)
             extra["emulator"] = emu_problems(ctx) or "ran"
         small = conf.emu_size or conf.size
+        _add_line_data(ctx, small, extra)
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
         if problems:
             return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems), extra=extra)]
@@ -56,6 +58,20 @@ class RaceCheck:
             how.append(f"compute-sanitizer racecheck and synccheck found nothing at {sizes_text(small)}")
         how = how or ["no launch disagreed and no hazard was seen"]
         return [verdict(NAME, conf, True, "No race found: " + "; ".join(how) + ".", extra=extra)]
+
+
+def _add_line_data(ctx: Context, small, extra: dict) -> None:
+    """The findings by source line (extra_data.findings) and the emulated launch's counters per line
+    (extra_data.per_line), for the HTML report: the only per-line counts on a GPU (ncu gives
+    totals), and on the emulator when the traffic check is not graded (a race gates it)."""
+    if not ctx.emu_available:
+        return
+    found = race_findings(ctx)
+    if found:
+        extra["findings"] = found
+    counts = launch_per_line(ctx, "emu:" + sizes_text(small))
+    if counts:
+        extra["per_line"] = counts
 
 
 def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
