@@ -188,6 +188,8 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
 
     def work() -> None:
         ex = exercise_module.load(exercise_dir)
+        if ex.kind == "python":
+            raise UsageError(f"{ex.id} asks for Python functions, not a kernel: there are no memory counters to profile")
         sizes = profile_module.parse_sizes(size_text, ex.spec.sizes)
         result = profile_module.profile(exercise_dir, submission, sizes, backend=backend)
         if json_path:

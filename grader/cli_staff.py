@@ -5,9 +5,11 @@ main `grade` group by register().
 """
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import click
@@ -158,7 +160,8 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
     def work() -> None:
         bundle = gradescope.build_bundle(exercise_dir, out, filename=filename, timeout=timeout)
         click.echo(f"wrote {bundle.path} ({bundle.size / 1024:.0f} KiB, {len(bundle.members)} files) for {bundle.exercise}")
-        click.echo("upload it to Gradescope (Configure Autograder); students submit " + filename)
+        submitted = json.loads(zipfile.ZipFile(bundle.path).read("bundle.json"))["filename"]
+        click.echo(f"upload it to Gradescope (Configure Autograder); students submit {submitted} or their Colab notebook")
 
     guard(work)
 

@@ -201,3 +201,45 @@ def test_namespaces_alone_hide_the_exercise_the_grader_and_the_network():
         assert seen["reference"] == [] and seen["tests"] in ([], "FileNotFoundError"), seen
         assert seen["proc"] == [] and seen["tmp"] == [], seen
         assert seen["network"] != "connected", seen
+
+
+@pytest.mark.slow
+def test_batch_and_gradescope_grade_python_submissions(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    from grader import batch, gradescope
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    shutil.copy(REFERENCE / "solution.py", subs / "alice.py")
+    shutil.copy(REFERENCE / "wrong" / "crossover_rounds_down.py", subs / "bob.py")
+    (subs / "carol").mkdir()
+    (subs / "carol" / "notes.txt").write_text("no code here")
+    out = tmp_path / "out"
+    batch.run_batch(LESSON, subs, out, batch.Options(backend="emu", workers=2))
+    docs = {p.stem: json.loads(p.read_text()) for p in (out / batch.RESULTS).glob("*.json")}
+    for doc in docs.values():
+        validate(doc)
+    assert docs["alice"]["score"] == 100 and 0 < docs["bob"]["score"] < 100 and docs["carol"]["score"] == 0
+    assert [t["name"] for t in docs["bob"]["tests"] if t["status"] == "failed"] == ["crossover_n()"]
+    assert "No .cu file or notebook" in docs["carol"]["tests"][0]["output"]
+
+    bundle = gradescope.build_bundle(LESSON, tmp_path / "autograder.zip").path
+    ag = tmp_path / "ag"
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(ag / "source")
+        assert json.loads(zf.read("bundle.json"))["filename"] == "submission.py"
+        assert "reference/lesson_numpy/solution.py" in zf.namelist()
+    shutil.copy(ag / "source" / "run_autograder", ag / "run_autograder")
+    (ag / "submission").mkdir()
+    shutil.copy(REFERENCE / "solution.py", ag / "submission" / "submission.py")
+    env = {**os.environ, gradescope.ROOT_VARIABLE: str(ag), gradescope.PYTHON_VARIABLE: sys.executable}
+    proc = subprocess.run(["bash", str(ag / "run_autograder")], env=env, capture_output=True, text=True, timeout=400)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((ag / "results" / "results.json").read_text())
+    validate(doc)
+    assert doc["score"] == 100 and doc["extra_data"]["backend"] == "python"
