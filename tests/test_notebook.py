@@ -309,3 +309,11 @@ def test_graded_source_is_what_was_graded_never_the_json(tmp_path):
     assert text == "def f():\n    return 1\n" and SECRET_OUTPUT not in text
     assert nb.graded_source(write(tmp_path, b"[]", "x.ipynb"))[0] is None
     assert nb.graded_source(write(tmp_path, b"int k;\n", "k.cu")) == ("int k;\n", "")
+
+
+def test_a_stopped_grading_reports_the_same_hash_as_a_finished_one(tmp_path):
+    from grader.isolated import _sha256
+
+    path = write(tmp_path, colab(cell("%%writefile submission.cu\n" + SOLUTION)))
+    sub, _, _ = nb.read_checked(path, Limits())
+    assert _sha256(path) == sub.sha256
