@@ -33,10 +33,31 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 PLACEHOLDER_PIP_SOURCE = f"https://YOUR-COURSE-SITE.example.edu/kernel_grader-{__version__}-py3-none-any.whl"
-# Everything grading needs on a CUDA 12 machine (Colab), quoted for the notebook's shell line: the
-# grader's own dependencies (pyproject.toml) with CuPy and NVRTC as their CUDA 12 wheels.
-CUDA12_REQUIREMENTS = ('"cupy-cuda12x>=13.3" "nvidia-cuda-nvrtc-cu12>=12.2,<13" "click>=8.1" "numpy>=1.26" '
-                       '"jsonschema>=4.18" "nbformat>=5.9" "pytest>=8"')
+# On a CUDA 12 machine (Colab) the grader's CUDA 13 wheels are swapped for these.
+CUDA12_SWAPS = {"cupy-cuda13x": "cupy-cuda12x>=13.3", "nvidia-cuda-nvrtc": "nvidia-cuda-nvrtc-cu12>=12.2,<13"}
+
+
+def runtime_requirements() -> list[str]:
+    """The grader's own runtime dependencies: from the checkout's pyproject.toml, else the installed metadata."""
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():
+        return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
+    import importlib.metadata
+
+    return [r for r in importlib.metadata.requires("kernel-grader") or [] if "extra ==" not in r]
+
+
+def cuda12_requirements() -> str:
+    """Everything grading needs on a CUDA 12 machine, quoted for the notebook's shell line: the
+    grader's dependencies, with CuPy and NVRTC as their CUDA 12 wheels, and no requirement whose
+    marker cannot hold on Colab's Python (3.11 or later)."""
+    out = []
+    for req in runtime_requirements():
+        name = re.split(r"[<>=!~;\[\s]", req, maxsplit=1)[0].strip()
+        if "python_version < '3.11'" in req.replace('"', "'"):
+            continue
+        out.append(CUDA12_SWAPS.get(name, req))
+    return " ".join(f'"{r}"' for r in out)
 PRIVATE_KEYS = ("hidden_tests",)  # top-level spec tables that describe hidden material
 
 
@@ -166,7 +187,7 @@ def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text
 #   a wheel they host ({"https://.../kernel_grader-X.Y.Z-py3-none-any.whl"}), a git+https URL, or a package name.
 # Colab's runtime has CUDA 12: CuPy and NVRTC come as their CUDA 12 wheels, then the grader without
 # its own CUDA 13 pins (--no-deps). pytest runs the exercise's tests. Takes about a minute.
-!pip install -q {CUDA12_REQUIREMENTS}
+!pip install -q {cuda12_requirements()}
 !pip install -q --no-deps "{pip_source}"
 !grade --version"""
     cells = [
