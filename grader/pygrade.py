@@ -239,7 +239,8 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
     load_text = (f"{sub.name} loads and defines {', '.join(f + '()' for f in spec.names)}." if not missing else
                  f"{sub.name} loads but does not define {', '.join(f + '()' for f in missing)}: each must be a top-level "
                  "function with exactly that name.")
-    tests = [TestResult(LOAD_NAME, "compile", 0.0, 0.0, not missing, load_text)]
+    # It loaded: a missing function costs that function's test, and the gradebook says "graded".
+    tests = [TestResult(LOAD_NAME, "compile", 0.0, 0.0, True, load_text)]
     for fn in spec.functions:
         tests.append(_judge(fn, outcomes.by_function.get(fn.name, []), defined=loaded.defined.get(fn.name, False)))
     return report(tests, sub.sha256, _shown_output(output), isolation)
