@@ -122,3 +122,24 @@ def test_doctor_says_what_this_machine_can_grade():
     for name in ("pytest", "NVRTC", "emulator", "GPU", "ncu", "compute-sanitizer"):
         assert name in proc.stdout
     assert "grading works here" in proc.stdout
+
+
+def test_a_profiler_that_cannot_measure_is_the_graders_fault():
+    from concurrent.futures import Future
+
+    from grader.checks import REGISTRY
+    from grader.checks.base import Context, CorrectnessSummary
+    from grader.checks.counters import NCU_STAGE
+    from grader.exercise import load
+    from grader.tools import Tools
+
+    exercise = load(LEVEL2)
+    ctx = Context(exercise=exercise, backend="gpu", runner=None, seed=1, tools=Tools(ncu="/usr/bin/ncu"), source_name="s.cu",
+                  source="", has_reference=True, emu_available=True)
+    ctx.correctness = CorrectnessSummary(10, 10)
+    failed: Future = Future()
+    failed.set_result((None, "ncu reported 0 profiled launch(es), expected 2"))
+    ctx.background[NCU_STAGE] = failed
+    assert REGISTRY["traffic"].judge(ctx, exercise.spec.checks["traffic"]) == []
+    (fault,) = ctx.not_run
+    assert fault.grader_fault and fault.points == 15 and "ncu reported 0" in fault.reason

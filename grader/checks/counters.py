@@ -104,6 +104,12 @@ class CountersCheck:
             counts = by_size.get(sizes_text(sizes)) if by_size else None
             if counts is None and not problem:
                 problem = "ncu profiled no launch at this size"
+            if problem:
+                # The kernel already passed every correctness size: a profiler that cannot measure
+                # it (a resource it could not get, a metric it does not know) is the grader's problem.
+                not_run(ctx, name, conf, f"Nsight Compute could not measure at {sizes_text(sizes)}: {problem}",
+                        grader_fault=True)
+                return []
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
         scored = self._score(conf, counts, sizes, ctx.backend)
