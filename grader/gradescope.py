@@ -86,8 +86,9 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
     files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
-    files["README.md"] = README.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
-                                       version=__version__).encode()
+    template = PYTHON_README if exercise.kind == "python" else README
+    files["README.md"] = template.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
+                                         version=__version__).encode()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
@@ -177,15 +178,16 @@ def choose_submission(folder: Path, filename: str) -> Choice:
         note = f"Graded {filename}; the other files ({', '.join(others)}) were ignored." if others else ""
         return Choice(exact[0], note=note)
     if len(sources) == 1:
-        return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only .cu file "
+        return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only {suffix} file "
                                        "submitted. Please name it " + filename + " next time.")
     if not sources and len(notebooks) == 1:
         return Choice(notebooks[0])  # a notebook may have any name (Colab adds "Copy of", downloads add " (1)")
     if not sources and not notebooks:
-        return Choice(None, problem=f"No .cu file or notebook was submitted (found: {shown}). Submit your kernel as one "
-                                    f"file named {filename}, or the Colab notebook (.ipynb) that holds it.")
+        what = "kernel" if suffix == ".cu" else "functions"
+        return Choice(None, problem=f"No {suffix} file or notebook was submitted (found: {shown}). Submit your {what} as "
+                                    f"one file named {filename}, or the Colab notebook (.ipynb) that holds it.")
     many = sources or notebooks
-    kind = ".cu files" if sources else "notebooks"
+    kind = f"{suffix} files" if sources else "notebooks"
     return Choice(None, problem=f"{len(many)} {kind} were submitted ({shown}) and none is named {filename}. "
                                 f"Submit exactly one file, named {filename}, or one notebook.")
 
@@ -367,6 +369,47 @@ solution. Keep the zip where students cannot download it.
 
     mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
     cp my_kernel.cu /tmp/ag/submission/{filename}
+    KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
+    cat /tmp/ag/results/results.json
+"""
+
+
+PYTHON_README = """# Gradescope autograder: {id} ({title})
+
+Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the assignment's
+"Configure Autograder" with the Ubuntu 22.04 base image. Students submit `{filename}` (their
+functions) or the Colab notebook they worked in.
+
+## What runs where
+
+- `setup.sh` (once, when Gradescope builds the image): installs Python and this grader, with its
+  dependencies (pytest runs the hidden tests), into `/autograder/venv`, and grades the reference
+  solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
+- `run_autograder` (once per submission): grades `/autograder/submission/` and writes
+  `/autograder/results/results.json`, always, whatever the submission does. `{filename}` is
+  graded; else a single `.py` file (with a note about the name); else a single notebook
+  (`.ipynb`, any name), whose code cells' definitions are graded and whose calls, `!` lines and
+  `%%` cells are never run. One grading may take {timeout:g} s (`bundle.json`).
+
+## Where the student's code runs
+
+In a child process, in a fresh folder that holds only the submission and the exercise's public
+files, under the exercise's CPU, memory, file and output limits, with an audit hook that refuses
+processes, sockets, ctypes and files outside that folder. Where user namespaces are allowed it
+also has no network and cannot see the exercise, reference or grader folders at all; Docker's
+default seccomp profile (Gradescope's containers among them) usually refuses them, and results'
+`extra_data.device` says which isolation applied. The child only returns values; every check
+and score is computed outside it. See docs/python-exercises.md in the grader's repository.
+
+## This zip contains secrets
+
+`exercises/{id}/tests/` holds the hidden tests and `reference/{id}/` the solution. Keep the zip
+where students cannot download it.
+
+## Testing it locally
+
+    mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
+    cp my_functions.py /tmp/ag/submission/{filename}
     KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
     cat /tmp/ag/results/results.json
 """
