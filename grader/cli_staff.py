@@ -176,6 +176,9 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
 def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
     """Write the student bundle for EXERCISE: README.md, skeleton.cu, spec.toml, harness.py and a Colab notebook.
 
+    For a Python exercise: README.md, skeleton.py, checks.py, its public modules, spec.toml and a
+    notebook with a TODO cell and a check cell per function (docs/python-exercises.md).
+
     Nothing secret goes in: the hidden cases and [hidden_tests] are removed from spec.toml, and
     neither the exercise's tests/ folder nor anything from reference/ is copied. Without the
     reference solution, the student's local performance check is listed as not run; traffic and bank
