@@ -87,6 +87,9 @@ def read(path: Path, spec: PySpec) -> tuple[PySubmission | None, str]:
         source, where, skipped = sub.source, notebook_module.SourceMap(name), ()
     if not source.strip():
         return None, f"{name} is empty; submit your functions"
+    size = len(source.encode("utf-8"))
+    if size > spec.limits.max_source_bytes:  # a notebook's definitions meet the same limit as a file
+        return None, f"{name}: the code graded is {size:,} bytes; the limit is {spec.limits.max_source_bytes:,}. Submit only your functions."
     sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
     return PySubmission(name, source, sha, where, skipped), ""
 
