@@ -266,9 +266,10 @@ class Worker:
                 out.put({"_too_big": True})
                 return
             try:
-                out.put(json.loads(line))
-            except ValueError:
-                out.put({"_garbled": True})
+                reply = json.loads(line)
+            except (ValueError, RecursionError):  # not JSON, or JSON nested past the parser's depth
+                reply = None
+            out.put(reply if isinstance(reply, dict) else {"_garbled": True})
 
     def _reply(self, timeout: float | None = None) -> dict | None:
         self.timed_out = False

@@ -244,3 +244,22 @@ def test_batch_and_gradescope_grade_python_submissions(tmp_path):
     doc = json.loads((ag / "results" / "results.json").read_text())
     validate(doc)
     assert doc["score"] == 100 and doc["extra_data"]["backend"] == "python"
+
+
+def test_a_garbled_or_deeply_nested_reply_ends_the_child_with_a_verdict():
+    exercise = load(LESSON)
+    material = public_material(exercise)
+    source = """
+import os
+def nested():
+    for fd in range(3, 12):  # the worker's copy of its reply channel is one of these
+        try:
+            os.write(fd, b"[" * 200000 + b"]" * 200000 + b"\\n")
+        except OSError:
+            pass
+    return 1
+"""
+    with Worker(source, functions=("nested",), public_files=material.files, limits=Limits(), hide=hide_paths(exercise),
+                public_classes=material.classes, audit=False) as worker:
+        out = worker.call("nested", (), timeout=10)
+        assert not out.ok and "grader's channel" in out.error
