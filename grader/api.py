@@ -182,9 +182,7 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
             # Not the student's fault and not a verdict: every check is listed as not run, none passed.
             # Its points stay in the denominator whatever the exercise's policy: "not graded" is no score.
             reason = "the emulator cannot run this kernel (see the note below); grade it on a GPU"
-            skipped = [NotRun(NAMES[c], c, reason, spec.checks[c].points, "zero") for c in order]
-            if spec.hidden_tests:
-                skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason, spec.hidden_tests.points, "zero"))
+            skipped = every_check_not_run(spec, order, reason, policy="zero")
             notes.append(f"Not graded on the emulator: {where.rewrite_text(beyond)}. Nothing was counted as passed; a GPU can grade it.")
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
@@ -291,11 +289,19 @@ def grader_broken(spec: Spec, problem: str) -> tuple[list[TestResult], list[NotR
     """Nothing graded because the grader's own compiler is missing or broken: every check listed as
     not run by the grader's fault (no points lost), and no test failed."""
     reason = f"the grader could not compile anything here ({problem}); this is the grader's problem, not your submission's"
-    skipped = [NotRun(NAMES[c], c, reason, conf.points, conf.if_not_run, grader_fault=True) for c, conf in spec.checks.items()]
+    return [], every_check_not_run(spec, list(spec.checks), reason, grader_fault=True)
+
+
+def every_check_not_run(spec: Spec, categories: Sequence[str], reason: str, *, policy: str | None = None,
+                        grader_fault: bool = False) -> list[NotRun]:
+    """The checks of `categories`, and the hidden tests, listed as not run for one reason, each with
+    its points and the exercise's policy for them (or `policy` in its place)."""
+    skipped = [NotRun(NAMES[c], c, reason, spec.checks[c].points, policy or spec.checks[c].if_not_run, grader_fault)
+               for c in categories]
     if spec.hidden_tests:
-        skipped.append(NotRun(HIDDEN_NAME, spec.hidden_tests.category, reason, spec.hidden_tests.points,
-                              spec.hidden_tests.if_not_run, grader_fault=True))
-    return [], skipped
+        h = spec.hidden_tests
+        skipped.append(NotRun(HIDDEN_NAME, h.category, reason, h.points, policy or h.if_not_run, grader_fault))
+    return skipped
 
 
 def _compile_in_child(sources: list[dict], arch: str, limits, tmp: Path) -> dict[str, dict]:

@@ -11,6 +11,10 @@ zip of either (a Gradescope "export submissions" zip included). Output, in DIR:
 Each results file is written atomically as its grading finishes. Re-running the same command
 skips every student whose results file exists and whose submission (and exercise) is unchanged,
 so an interrupted batch resumes where it stopped; grades.csv only exists for a complete batch.
+
+Where the gradings run is an Executor: LocalExecutor (this machine, the default) or
+grader.batch_ray.RayExecutor (a Ray cluster, `--ray`). Both write through record(), so the output
+folder, the resume and the gradebook are the same whichever ran them.
 """
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from . import __version__, api, math_threads
 from . import exercise as exercise_module
@@ -76,6 +80,7 @@ class Options:
     timeout: float | None = None   # per submission; default from the exercise's [limits]
     seed: int | None = None
     regrade: bool = False          # ignore existing results
+    ray: str | None = None         # grade on a Ray cluster: its address, or "" for ray.init()'s default; None: here
 
 
 @dataclass(frozen=True)
@@ -350,8 +355,10 @@ def exercise_key(exercise: Exercise, backend: str) -> str:
 
 def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options = Options(), *,
               on_start: Callable[[int, int], None] | None = None,
-              on_done: Callable[[Outcome], None] | None = None) -> BatchResult:
+              on_done: Callable[[Outcome], None] | None = None, executor: Executor | None = None) -> BatchResult:
     """Grade every submission not already graded; rebuild grades.csv and the summary.
+
+    The gradings run on `executor` (default: from options, local_executor or, with options.ray, ray_executor).
 
     on_start(to_grade, skipped) is called once before grading; on_done(outcome) as each one ends.
     A KeyboardInterrupt stops the children in flight (their students are graded on the next run).
@@ -369,16 +376,9 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
     scratch = Path(tempfile.mkdtemp(prefix=".scratch-", dir=out))
     try:
         entries = collect(Path(submissions), scratch)
-        backend, _, _ = api.resolve_backend(options.backend)
-        gpus = visible_gpus() if backend == "gpu" else []
-        slots = plan_slots(backend, options.workers, options.per_gpu, gpus)
-        if backend == "gpu":
-            # Probe each GPU once here; every child then reads the answer instead of probing again.
-            infos = {g: probe_device({"CUDA_VISIBLE_DEVICES": g}) for g in gpus}
-            for slot in slots:
-                info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
-                if info is not None and info.available:
-                    slot[PRESET_VARIABLE] = info.to_env()
+        if executor is None:
+            executor = ray_executor(options) if options.ray is not None else local_executor(options)
+        backend = executor.backend
         timeout = float(options.timeout) if options.timeout else default_timeout(exercise, backend)
         if timeout <= 0:
             raise UsageError("--timeout must be positive")
@@ -393,16 +393,16 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
             (out / CSV_NAME).unlink(missing_ok=True)  # derived; an unfinished batch must not look finished
         if on_start:
             on_start(len(todo), done_before)
-        context = _Context(exercise, out, backend, timeout, options.seed, key, scratch, tag_root)
-        _grade_all(context, todo, slots, on_done)
+        context = BatchContext(exercise, out, backend, timeout, options.seed, key, scratch, tag_root)
+        executor.grade_all(context, todo, on_done)
         rows, stale = read_rows(out, entries)
         csv_path = write_csv(out / CSV_NAME, rows)
         summary = summarize(rows, entries, exercise, stale)
         _write_text(out / "summary.txt", "\n".join(summary.lines()) + "\n")
         _write_text(out / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
         _write_html_reports(out, exercise, entries, summary)
-        return BatchResult(out, csv_path, summary, len(todo), done_before, len(slots), time.perf_counter() - started,
-                           tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in slots))
+        return BatchResult(out, csv_path, summary, len(todo), done_before, executor.workers, time.perf_counter() - started,
+                           executor.slots)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         lock.close()
@@ -417,7 +417,9 @@ def _write_html_reports(out: Path, exercise: Exercise, entries: Sequence[Entry],
 
 
 @dataclass(frozen=True)
-class _Context:
+class BatchContext:
+    """What every grading of one batch shares: the exercise, where results go, the limits."""
+
     exercise: Exercise
     out: Path
     backend: str
@@ -428,60 +430,119 @@ class _Context:
     tag_root: str
 
 
-def _grade_all(ctx: _Context, todo: Sequence[Entry], slots: Sequence[dict[str, str]],
-               on_done: Callable[[Outcome], None] | None) -> None:
-    """A thread per slot takes the next student, grades them in a child, writes their results file."""
-    free: queue.Queue[dict[str, str]] = queue.Queue()
-    for slot in slots:
-        free.put(slot)
-    stop = threading.Event()
+OnDone = Callable[[Outcome], None]
 
-    def one(entry: Entry) -> Outcome | None:
-        if stop.is_set():
-            return None
-        slot = free.get()
-        try:
-            return _grade_entry(ctx, entry, slot, stop)
-        finally:
-            free.put(slot)
 
-    pool = ThreadPoolExecutor(max_workers=max(len(slots), 1), thread_name_prefix="grade")
-    futures: set[Future] = {pool.submit(one, e) for e in todo}
+class Executor(Protocol):
+    """Where a batch's gradings run. Each implementation grades the students given to grade_all, each
+    in a child process with the batch's time limit, and hands every finished grading to record() as it
+    ends (so results files appear one by one and an interrupted batch keeps them)."""
+
+    backend: str               # "gpu" or "emu": what the gradings run on
+    workers: int               # gradings at once
+    slots: tuple[str, ...]     # what each worker runs on, for the summary line
+
+    def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None: ...
+
+
+def local_executor(options: Options) -> "LocalExecutor":
+    """This machine's cores or GPUs: the default executor."""
+    backend, _, _ = api.resolve_backend(options.backend)
+    gpus = visible_gpus() if backend == "gpu" else []
+    slots = plan_slots(backend, options.workers, options.per_gpu, gpus)
+    if backend == "gpu":
+        # Probe each GPU once here; every child then reads the answer instead of probing again.
+        infos = {g: probe_device({"CUDA_VISIBLE_DEVICES": g}) for g in gpus}
+        for slot in slots:
+            info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
+            if info is not None and info.available:
+                slot[PRESET_VARIABLE] = info.to_env()
+    return LocalExecutor(backend, slots)
+
+
+def ray_executor(options: Options) -> Executor:
+    """A Ray cluster (grader.batch_ray); a clear usage error when Ray is not installed."""
     try:
-        while futures:
-            finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
-            for f in finished:
-                outcome = f.result()
-                if outcome and on_done:
-                    on_done(outcome)
-    except BaseException:
-        stop.set()
-        for f in futures:
-            f.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
-        # Kill the children in flight (and any a worker was just starting); they stay ungraded. A cancelled
-        # future counts as done here: wait() would wait forever for one no worker will pick up.
-        while running := [f for f in futures if not f.done()]:
-            kill_tagged(ctx.tag_root + ":", prefix=True)
-            wait(running, timeout=0.3)
-        raise
-    pool.shutdown(wait=True)
+        from .batch_ray import RayExecutor
+    except ImportError as exc:
+        raise UsageError("--ray needs Ray, an optional extra: pip install 'kernel-grader[ray]' "
+                         f"(on the driver and on every node of the cluster) ({exc})") from None
+    return RayExecutor.connect(options.ray or None, backend=options.backend, per_gpu=options.per_gpu, workers=options.workers)
 
 
-def _grade_entry(ctx: _Context, entry: Entry, slot: Mapping[str, str], stop: threading.Event) -> Outcome | None:
+class LocalExecutor:
+    """Child processes on this machine: one slot (an environment) per concurrent grading."""
+
+    def __init__(self, backend: str, slots: Sequence[dict[str, str]]) -> None:
+        self.backend = backend
+        self._slots = list(slots)
+        self.workers = len(self._slots)
+        self.slots = tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in self._slots)
+
+    def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None:
+        """A thread per slot takes the next student, grades them in a child, writes their results file."""
+        free: queue.Queue[dict[str, str]] = queue.Queue()
+        for slot in self._slots:
+            free.put(slot)
+        stop = threading.Event()
+
+        def one(entry: Entry) -> Outcome | None:
+            if stop.is_set():
+                return None
+            slot = free.get()
+            try:
+                return _grade_entry(ctx, entry, slot, stop)
+            finally:
+                free.put(slot)
+
+        pool = ThreadPoolExecutor(max_workers=max(len(self._slots), 1), thread_name_prefix="grade")
+        futures: set[Future] = {pool.submit(one, e) for e in todo}
+        try:
+            while futures:
+                finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    outcome = f.result()
+                    if outcome and on_done:
+                        on_done(outcome)
+        except BaseException:
+            stop.set()
+            for f in futures:
+                f.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            # Kill the children in flight (and any a worker was just starting); they stay ungraded. A cancelled
+            # future counts as done here: wait() would wait forever for one no worker will pick up.
+            while running := [f for f in futures if not f.done()]:
+                kill_tagged(ctx.tag_root + ":", prefix=True)
+                wait(running, timeout=0.3)
+            raise
+        pool.shutdown(wait=True)
+
+
+def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop: threading.Event) -> Outcome | None:
+    where = {"device": slot.get("CUDA_VISIBLE_DEVICES", "")}
     if entry.source is None:
-        graded = Graded("compile-error", ungraded_document(ctx.exercise, entry.problem, submission=entry.origin), 0.0)
-    else:
-        tag = f"{ctx.tag_root}:{entry.student}"
-        graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
-                                env=slot, scratch=ctx.scratch, tag=tag)
-        if stop.is_set():
-            return None  # killed by the interrupt, not by its own doing: leave it for the next run
+        return record(ctx, entry, unsubmitted(ctx, entry), where)
+    tag = f"{ctx.tag_root}:{entry.student}"
+    graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
+                            env=slot, scratch=ctx.scratch, tag=tag)
+    if stop.is_set():
+        return None  # killed by the interrupt, not by its own doing: leave it for the next run
+    return record(ctx, entry, graded, where)
+
+
+def unsubmitted(ctx: BatchContext, entry: Entry) -> Graded:
+    """The verdict of a student with no gradable file (none, or several)."""
+    return Graded("compile-error", ungraded_document(ctx.exercise, entry.problem, submission=entry.origin), 0.0)
+
+
+def record(ctx: BatchContext, entry: Entry, graded: Graded, where: Mapping[str, str] | None = None) -> Outcome:
+    """Write one finished grading's results file (atomically), with the batch's own record of it; every
+    executor ends each grading here. where says what it ran on (device, and node on a cluster)."""
     document = dict(graded.document)
     extra = dict(document["extra_data"])
     extra["batch"] = {"student": entry.student, "origin": entry.origin, "status": graded.status,
                       "fingerprint": entry.fingerprint, "exercise_key": ctx.key, "timeout_s": ctx.timeout,
-                      "submitters": list(entry.submitters), "device": slot.get("CUDA_VISIBLE_DEVICES", "")}
+                      "submitters": list(entry.submitters), "device": "", **(where or {})}
     document["extra_data"] = extra
     write_atomic(document, ctx.out / RESULTS / f"{entry.student}.json")
     return Outcome(entry.student, graded.status, float(document["score"]), seconds=graded.seconds)

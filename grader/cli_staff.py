@@ -44,9 +44,13 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
               "and recorded as a timeout. Default: from the exercise's [limits] (compile x2 + run + 60 s).")
 @click.option("--seed", type=int, help="One base seed for every student (reproducible inputs). Default: fresh per student.")
 @click.option("--regrade", is_flag=True, help="Grade everyone again, ignoring results already in --out.")
+@click.option("--ray", "ray", is_flag=False, flag_value="", default=None, metavar="[ADDRESS]",
+              help="Grade on a Ray cluster, each submission a Ray task (1/--per-gpu of a GPU, or one CPU on the emulator); "
+                   "results come back here. ADDRESS as for `ray.init` (e.g. ray://head:10001, or auto); alone, "
+                   "RAY_ADDRESS or the cluster on this machine. Needs `pip install 'kernel-grader[ray]'`. See docs/cluster.md.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary; print only where the gradebook is.")
 def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | None, per_gpu: int, backend: str,
-              timeout: float | None, seed: int | None, regrade: bool, quiet: bool) -> None:
+              timeout: float | None, seed: int | None, regrade: bool, ray: str | None, quiet: bool) -> None:
     """Grade a whole class: every submission in SUBMISSIONS against EXERCISE.
 
     \b
@@ -75,11 +79,13 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
     \b
       grade batch exercises/level2 submissions.zip --out grades/level2
       grade batch exercises/level2 subs/ --out grades/level2 --backend emu --workers 8 --timeout 300
+      grade batch exercises/level2 submissions.zip --out grades/level2 --ray auto
     """
     from . import batch
 
     def work() -> None:
-        options = batch.Options(backend=backend, workers=workers, per_gpu=per_gpu, timeout=timeout, seed=seed, regrade=regrade)
+        options = batch.Options(backend=backend, workers=workers, per_gpu=per_gpu, timeout=timeout, seed=seed, regrade=regrade,
+                                ray=ray)
         bar = None
 
         def on_start(todo: int, skipped: int) -> None:

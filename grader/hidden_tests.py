@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 from .checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
+from .launch_budget import Budgets
 from .stages import wait_for_file
 
 _EARLY: dict[str, Any] = {}  # the device opened before the job existed
@@ -63,25 +64,47 @@ class _Session:
         self.exercise = load(Path(job["exercise"]))
         self.harness = Harness(self.exercise)
         self.device = _EARLY.pop("device", None) or open_device(job["backend"])
+        self.budgets = Budgets(self.exercise.spec, self.harness, job["backend"], job.get("reference"),
+                               step_limit=int(job["step_limit"]), device=self.device)
         self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
+        self.hung = ""  # set when a GPU kernel was left running: the device cannot be used again
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
         from .launch import launch_kernel
 
         sizes = dict(sizes)
+        run = KernelRun()
+        if self.hung:
+            run.error = f"not run: an earlier launch ({self.hung}) did not finish"
+            return run
         if inputs is None:
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
+        budget = self.budgets.for_sizes(sizes)  # the reference's cost at this size, measured before this launch
         with self.device.using():  # a share of the GPU per launch, as the runner holds one per task
             done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
-                                 step_limit=int(self.job["step_limit"]))
-        run = KernelRun(done.contents)
-        run.error = done.outcome.error
+                                 step_limit=budget.step_limit, seconds=budget.seconds)
+        outcome = budget.explain(done.outcome)
+        if outcome.findings.get("status") == "time-limit":
+            self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        run.update(done.contents)
+        run.error = outcome.error
         return run
+
+
+_SESSION: list[_Session] = []
 
 
 @pytest.fixture(scope="session")
 def _grader_session() -> _Session:
-    return _Session(_read_job())
+    _SESSION.append(_Session(_read_job()))
+    return _SESSION[0]
+
+
+def pytest_unconfigure(config) -> None:
+    """After a GPU kernel was left running, exit at once: the interpreter's own shutdown would wait for
+    it (every test's outcome is already in the results file)."""
+    if _SESSION and _SESSION[0].hung:
+        os._exit(1)  # pytest's "some tests failed"
 
 
 @pytest.fixture

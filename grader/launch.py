@@ -26,10 +26,11 @@ class Launched:
 
 
 def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
-                  *, step_limit: int) -> Launched:
+                  *, step_limit: int, seconds: float | None = None) -> Launched:
     """Upload inputs, pre-fill outputs with NaN (an unwritten element is then caught), launch, read back.
 
-    After a fatal launch error the device is unusable, so nothing is read back.
+    After a fatal launch error the device is unusable, so nothing is read back. step_limit stops an
+    emulated launch, seconds (None: no limit) a GPU one (grader.launch_budget decides both).
     """
     grid, block, shared = spec.kernel.launch_for(sizes)
     buffers, args = {}, []
@@ -44,6 +45,6 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
             args.append(buf.arg)
         else:
             args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
-    outcome = device.launch(kernel, grid, block, shared, args, step_limit=step_limit)
+    outcome = device.launch(kernel, grid, block, shared, args, step_limit=step_limit, seconds=seconds)
     contents = {} if outcome.fatal else {name: device.download(buf) for name, buf in buffers.items()}
     return Launched(outcome, grid, block, buffers, contents)

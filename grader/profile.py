@@ -17,18 +17,9 @@ from . import notebook as notebook_module
 from .errors import UsageError
 from .stages import Runner
 from .tasks import Task
-from .tools import find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
+from .tools import PROFILE_METRICS, find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
 
-METRICS = (
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "smsp__sass_inst_executed_op_shared_ld.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
-    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-)
+METRICS = PROFILE_METRICS
 # Short column titles for the per-line table, in METRICS order.
 TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves")
 
@@ -45,7 +36,6 @@ class Profile:
     source_name: str = ""
     error: str = ""
     place: Mapping[int, str] = field(default_factory=dict)  # line -> "notebook cell C, line L" for a notebook
-
 
     def to_json(self) -> dict:
         doc = {"backend": self.backend, "sizes": dict(self.sizes), "counters": dict(self.counters),

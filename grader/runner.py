@@ -22,6 +22,7 @@ from .backends.base import untouched
 from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
 from .launch import launch_kernel
+from .launch_budget import Budget, Budgets
 from .spec import Spec
 from .stages import wait_for_file
 from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
@@ -45,6 +46,10 @@ def main(argv: list[str]) -> int:
     harness = Harness(exercise)
     device = device or open_device(job["backend"], pool=job.get("pool", True))
     modules: Mapping[str, str] = job["modules"]
+    # Each submission launch's limit from the reference's cost at its size; only where the parent asks
+    # (not under ncu or a sanitizer, which would see or slow the reference's launches).
+    budgets = Budgets(exercise.spec, harness, job["backend"], modules.get("reference") if job.get("budget") else None,
+                      step_limit=int(job.get("step_limit", 200_000)), device=device)
     finished: dict[str, TaskResult] = {}
     ready = time.time()  # imports done, device open: the rest is the tasks' own time
     with open(job["results"], "a", encoding="utf-8") as out:
@@ -65,7 +70,7 @@ def main(argv: list[str]) -> int:
                     alone = device.take_exclusive()  # other gradings sharing this GPU finish first
                     waited = time.time() - started
                     try:
-                        result, fatal = _execute(task, exercise, harness, device, modules, job)
+                        result, fatal = _execute(task, exercise, harness, device, modules, budgets)
                     finally:
                         device.leave()
                     if not alone:
@@ -73,29 +78,45 @@ def main(argv: list[str]) -> int:
                 else:
                     with device.using():
                         waited = time.time() - started  # including any wait for another grading's timing
-                        result, fatal = _execute(task, exercise, harness, device, modules, job)
+                        result, fatal = _execute(task, exercise, harness, device, modules, budgets)
             # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
             result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
             line = json.dumps(result, allow_nan=False, default=_json_default)
             finished[task.id] = TaskResult.from_json(json.loads(line))
             out.write(line + "\n")
             out.flush()
+            if fatal and result["status"] == "timeout":
+                # A GPU kernel still running: Python's own shutdown would wait for it. Exiting now lets
+                # the driver tear the context (and the kernel) down.
+                os._exit(EXIT_FATAL)
             if fatal:
                 return EXIT_FATAL
     return 0
 
 
-def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], job: Mapping[str, Any]):
+def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets):
     spec = exercise.spec
     if task.kind == "time":
         from .timing import time_task
 
         return time_task(task, exercise, harness, device, modules), False
+    # The reference's cost at this size is measured before the submission's kernel is loaded or run.
+    budget = budgets.for_sizes(task.sizes) if task.module == "submission" else budgets.fixed()
     kernel = device.load(modules[task.module], spec.kernel.name)
     launches = []
     for seed in task.seeds:
-        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, job)
+        earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None
+        if earlier is not None:
+            # It already ran out of its budget at this size (another check's launch): spending the
+            # budget again would only delay the verdict.
+            launches.append({**earlier, "seed": seed, "seconds": 0.0, "repeated": True})
+            break
+        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget)
         launches.append(record)
+        if task.module == "submission" and outcome.findings.get("status") == "step-limit":
+            budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
+        if outcome.findings.get("status") == "time-limit":  # a GPU kernel still running: no further launch can
+            return {"id": task.id, "status": "timeout", "message": outcome.error, "launches": launches}, True
         if outcome.fatal:
             return {"id": task.id, "status": "error", "message": outcome.error, "launches": launches}, True
         if outcome.findings.get("status") == "step-limit":
@@ -104,13 +125,13 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     return {"id": task.id, "status": status, "launches": launches}, False
 
 
-def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, job: Mapping[str, Any]):
+def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, budget: Budget):
     sizes = dict(task.sizes)
     rng = np.random.default_rng(seed)
     inputs = harness.make_inputs(sizes, rng)
     start = time.perf_counter()
-    launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=int(job.get("step_limit", 200_000)))
-    outcome, buffers, outputs = launched.outcome, launched.buffers, launched.contents
+    launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
+    outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
     record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": launched.grid, "block": launched.block}
     if outcome.findings:
         record["emu"] = outcome.findings
@@ -136,6 +157,10 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
 
 
 _LAST_EXPECTED: dict[tuple, tuple] = {}
+
+
+def _size_key(task: Task) -> tuple:
+    return tuple(sorted(task.sizes.items()))
 
 
 def _expected(harness: Harness, seed: int, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]):

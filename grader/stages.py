@@ -145,6 +145,9 @@ class Runner:
                 "exercise": str(self.exercise_root), "backend": backend, "modules": dict(self.modules.get(backend, {})),
                 "results": str(results_path), "tasks": [t.to_json() for t in remaining], "pool": pool,
                 "step_limit": self.limits.step_limit,
+                # Per-launch limits from the reference's cost (grader.launch_budget), except under a wrapper:
+                # ncu would profile the reference's launches, a sanitizer slows them unlike the plain run.
+                "budget": not wrapper,
             }
             if log_name:
                 logs.append(stem.with_suffix(".log"))
@@ -169,6 +172,11 @@ class Runner:
             results.update(done)
             remaining = [t for t in remaining if t.id not in done]
             if not remaining:
+                break
+            stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
+            if stopped is not None:  # the child stopped a kernel at its launch's limit and exited: as a hang below
+                for t in remaining:
+                    results[t.id] = TaskResult(t.id, "skipped", f"not run: an earlier launch ({_sizes(stopped)}) hung")
                 break
             current, rest = remaining[0], remaining[1:]
             if child.timed_out:

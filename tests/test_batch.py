@@ -26,6 +26,13 @@ SKELETON = ROOT / "exercises" / "level2" / "skeleton.cu"
 WRONG = sorted((ROOT / "reference" / "level2" / "wrong").glob("*.cu"))
 
 
+def stuck_source() -> str:
+    """A submission whose grading outlasts a short batch limit. A kernel that never ends no longer does:
+    each launch stops at a multiple of the reference's cost (grader.launch_budget). A compile-time bomb
+    does: the compiler runs until the exercise's compile limit (30 s)."""
+    return (ROOT / "tests" / "hostile" / "compile_bomb_templates.cu").read_text()
+
+
 def hang_source() -> str:
     text = SOLUTION.read_text()
     marker = "    float acc"
@@ -186,7 +193,7 @@ def test_small_batch_statuses_and_timeout_row(tmp_path):
     subs.mkdir()
     (subs / "broken.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
     (subs / "empty.cu").write_bytes(b"")
-    (subs / "hang.cu").write_text(hang_source())
+    (subs / "hang.cu").write_text(stuck_source())
     (subs / "nofile").mkdir()
     (subs / "nofile" / "x.txt").write_text("?")
     out = tmp_path / "out"
@@ -212,7 +219,7 @@ def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     for i in range(3):
-        (subs / f"hang{i}.cu").write_text(hang_source())
+        (subs / f"hang{i}.cu").write_text(stuck_source())
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercises/level2", str(subs), "--out", str(out),
                              "--backend", "emu", "--workers", "2", "--timeout", "300"], cwd=ROOT,
@@ -279,7 +286,7 @@ def class_folder(folder: Path) -> dict[str, str]:
     (folder / "latin1.cu").write_bytes("// caf\xe9 au lait\n".encode("latin-1") + SOLUTION.read_bytes())
     expected.update({"empty": "compile-error", "binary": "compile-error", "latin1": "compile-error"})
     (folder / "hang.cu").write_text(hang_source())
-    expected["hang"] = "timeout"
+    expected["hang"] = "graded"  # its launches stop at their budget: a verdict in seconds, not a timeout
     flood = SOLUTION.read_text().replace("    float acc", '    for (int i = 0; i < 200; ++i) printf("flood %d\\n", i);\n    float acc', 1)
     (folder / "flood.cu").write_text(flood)
     (folder / "Zoë Smith.cu").write_text("// all my own work\n" + SOLUTION.read_text().replace("    ", "\t"))
@@ -336,6 +343,8 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     for student, want in expected.items():
         assert status[student] == want, (student, status[student])
     assert set(status.values()) <= set(batch.STATUSES)
+    hang = json.loads((out / "results" / "hang.json").read_text())
+    assert "did not finish within 50 times the reference" in json.dumps(hang["tests"])
     for student in students:
         doc = json.loads((out / "results" / f"{student}.json").read_text())
         validate(doc)
@@ -358,6 +367,35 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     assert third.returncode == 0 and read_csv(out / "grades.csv") == rows
     redone = sum(1 for e in entries if e.source is None)  # rows without a .cu are rebuilt (instant), the rest reused
     assert f"graded {redone} now, {len(students) - redone} unchanged" in third.stdout
+
+
+def test_ray_without_ray_installed_is_a_clear_usage_error(monkeypatch):
+    """--ray needs the optional extra; without it the message says how to install it."""
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
+    monkeypatch.delitem(sys.modules, "grader.batch_ray", raising=False)
+    with pytest.raises(UsageError, match=r"pip install 'kernel-grader\[ray\]'"):
+        batch.ray_executor(batch.Options(backend="emu", ray=""))
+
+
+@pytest.mark.parametrize(("extra", "ray"), [((), None), (("--ray",), ""), (("--ray", "ray://head:10001"), "ray://head:10001")])
+def test_ray_option_reaches_the_batch(tmp_path, monkeypatch, extra, ray):
+    """--ray alone means Ray's default address, --ray ADDRESS that cluster, no --ray this machine."""
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    seen = {}
+
+    def fake_run_batch(exercise_dir, submissions, out, options, **kwargs):
+        seen["options"] = options
+        raise KeyboardInterrupt  # stop here: only the options are under test
+
+    monkeypatch.setattr(batch, "run_batch", fake_run_batch)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    result = CliRunner().invoke(main, ["batch", str(ROOT / "exercises/level2"), str(subs), "--out", str(tmp_path / "out"), *extra])
+    assert result.exit_code == 130, result.output
+    assert seen["options"].ray == ray
 
 
 @pytest.mark.slow

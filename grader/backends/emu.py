@@ -27,6 +27,7 @@ class EmuDevice:
     def __init__(self) -> None:
         self._emulators: dict[str, Any] = {}
         self._current: Any = None
+        self.last_steps = 0  # steps the last launch took
 
     def load(self, artifact: str, kernel: str) -> Any:
         from ..emu import Emulator
@@ -55,8 +56,11 @@ class EmuDevice:
     def canary_damage(self, buf: Buffer) -> dict[str, int]:
         return {}  # the emulator reports every out-of-bounds access itself, exactly
 
-    def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int) -> LaunchOutcome:
+    def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int,
+               seconds: float | None = None) -> LaunchOutcome:
+        """Emulate one launch; it stops at step_limit (seconds is the GPU's limit, unused here)."""
         emu, name = kernel
+        self.last_steps = 0
         try:
             report = emu.launch(name, grid=tuple(grid), block=tuple(block), shared_bytes=shared,
                                 args=[_plain(a) for a in args], step_limit=step_limit, track_hazards=True)
@@ -68,6 +72,7 @@ class EmuDevice:
         except RecursionError:
             return LaunchOutcome(error="the emulator cannot run this kernel: it nests too deeply (recursion?)",
                                  findings={"status": "unsupported"})
+        self.last_steps = int(report.steps)  # the launch's cost, for grader.launch_budget
         findings = findings_dict(report)
         if report.status != "ok":
             base = _STATUS_MESSAGES.get(report.status, report.status).format(steps=getattr(report, "steps", 0))

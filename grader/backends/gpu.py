@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
@@ -97,20 +98,53 @@ class GpuDevice:
         after = int(np.count_nonzero(raw[GUARD_ELEMENTS + buf.count:] != CANARY_BITS))
         return {k: v for k, v in (("before", before), ("after", after)) if v}
 
-    def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int) -> LaunchOutcome:
+    def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int,
+               seconds: float | None = None) -> LaunchOutcome:
+        """Launch and wait for the kernel; with `seconds`, wait no longer than that. A kernel still running
+        then is reported as a time-limit outcome, fatal: it keeps its CUDA context busy, so the process
+        must exit (grader.runner does) for the driver to stop it."""
         cp = self.cp
         try:
             kernel(tuple(grid), tuple(block), tuple(args), shared_mem=shared)
-            cp.cuda.Device().synchronize()
+            if seconds is None:
+                cp.cuda.Device().synchronize()
+            elif not _wait(cp, seconds):
+                return LaunchOutcome(error=f"the kernel did not finish within the {seconds:.1f} s time limit",
+                                     fatal=True, findings={"status": "time-limit", "seconds": round(seconds, 3)})
+            else:
+                cp.cuda.Device().synchronize()  # raises what the kernel's completion reported
         except Exception as exc:  # CuPy raises driver/runtime errors as exceptions: they are outcomes here
             text = f"{type(exc).__name__}: {exc}"
             return LaunchOutcome(error=_explain(text), fatal=any(tag in _key(text) for tag in _FATAL))
         return LaunchOutcome()
 
+    def scrub(self, bufs: Sequence[Buffer]) -> None:
+        """Zero and release buffers (the reference's, before any submission launch can look for them)."""
+        for b in bufs:
+            if b.handle is not None:
+                b.handle[0].fill(0)
+        self.cp.cuda.Device().synchronize()
+        self.free(bufs)
+
     def free(self, bufs: Sequence[Buffer]) -> None:
         for b in bufs:
             b.handle = None
             b.arg = None
+
+
+def _wait(cp: Any, seconds: float) -> bool:
+    """Poll an event recorded after the launch until it completes (True) or `seconds` pass (False).
+    Polling, not a blocking synchronize: a kernel that never ends would block that forever."""
+    done = cp.cuda.Event(disable_timing=True)
+    done.record()
+    deadline = time.monotonic() + seconds
+    pause = 0.0001
+    while not done.done:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(pause)
+        pause = min(pause * 2, 0.01)
+    return True
 
 
 def _explain(text: str) -> str:

@@ -11,22 +11,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..tools import PROFILE_METRICS
 from .base import Context, emu_launches, sizes_text
 from .findings import emu_task_ids
 
 MAX_FINDINGS = 50
 # The counters `grade profile` prints per line (Nsight Compute's names), and nothing else the
 # emulator records (its own bank-conflict tallies are derived from these).
-LINE_METRICS = (
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "smsp__sass_inst_executed_op_shared_ld.sum",
-    "smsp__sass_inst_executed_op_shared_st.sum",
-    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-)
+LINE_METRICS = PROFILE_METRICS
 _HAZARDS = {"RAW": "read-after-write race", "WAR": "write-after-read race", "WAW": "write-after-write race"}
 
 

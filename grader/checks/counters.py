@@ -13,6 +13,7 @@ from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
 from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
+from .correctness import task_ids as correctness_task_ids
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -72,8 +73,11 @@ class CountersCheck:
                 ctx.start(NCU_STAGE, _ncu_counts, ctx)
             return []
         sizes = conf.emu_size or conf.size
+        # Counted only for a kernel right at every size (judge's gate): after a wrong size, not launched
+        # (a kernel that hung there would spend its step budget again here).
+        needs = tuple(correctness_task_ids(ctx))
         return [Task(id=_profile_id(m, sizes), kind="profile", backend="emu", module=m, sizes=sizes,
-                     seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference")]
+                     seeds=(ctx.seed_for("profile"),), compare=False, requires=needs) for m in ("submission", "reference")]
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         name = self.measure.name

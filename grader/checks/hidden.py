@@ -10,7 +10,7 @@ from ..results import TestResult
 from ..exercise import Exercise
 from ..sandbox import StartedChild, python_argv, start_child
 from ..spec import CheckSpec, Limits
-from ..stages import Runner, write_atomically
+from ..stages import Runner, child_limits, write_atomically
 from ..tasks import Task
 from .base import Context, gate, not_run, verdict
 
@@ -90,12 +90,15 @@ def _write_job(ctx: Context) -> Path:
     workdir = ctx.runner.workdir
     module = ctx.runner.modules[ctx.backend]["submission"]
     job = _job_path(workdir)
+    # The reference's module: each launch's limit comes from its cost at that size (grader.launch_budget).
+    reference = ctx.runner.modules[ctx.backend].get("reference")
     write_atomically(job, json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
-                                      "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit}))
+                                      "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit,
+                                      "reference": reference}))
     return job
 
 
-def _start(runner: Runner, exercise_root: Path, limits: Limits, early: str | None = None) -> StartedChild:
+def _start(runner: Runner, exercise_root: Path, limits: Limits, backend: str, early: str | None = None) -> StartedChild:
     """Start pytest on the hidden test files. Third-party pytest plugins installed on the machine are
     not loaded: the plugin named here is the only one hidden tests need, and another could change
     what a test reports."""
@@ -106,7 +109,11 @@ def _start(runner: Runner, exercise_root: Path, limits: Limits, early: str | Non
         env[EARLY_VARIABLE] = early
     argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
                        *map(str, test_files(exercise_root)))
-    return start_child(argv, env=env, cwd=str(runner.workdir), output_cap=limits.output_bytes)
+    # The same rlimits as the launch child's: the tests run the kernel (on the emulator, its memory
+    # cap too), so a kernel that allocates without bound stops here as it does there.
+    wait = limits.compile_seconds * 2 + 10 if early else 0.0
+    return start_child(argv, env=env, cwd=str(runner.workdir), output_cap=limits.output_bytes,
+                       limits=child_limits(limits, wait + limits.run_seconds, backend))
 
 
 def hidden_prestart(exercise: Exercise, backend: str, runner: Runner, wait: float) -> StartedChild | None:
@@ -114,7 +121,7 @@ def hidden_prestart(exercise: Exercise, backend: str, runner: Runner, wait: floa
     device are ready by the time the job file appears (at most `wait` seconds later)."""
     if not (exercise.spec.hidden_tests and test_files(exercise.root) and pytest_available()):
         return None
-    return _start(runner, exercise.root, exercise.spec.limits, f"{backend} {wait:.0f}")
+    return _start(runner, exercise.root, exercise.spec.limits, backend, f"{backend} {wait:.0f}")
 
 
 # pytest's own exit statuses that mean it could not do its job: interrupted (a hidden test file
@@ -133,7 +140,7 @@ def _run_child(ctx: Context, started: StartedChild | None = None) -> tuple[str |
     """Run the hidden test files in a pytest child (or let the one started early go on): why it
     stopped early (None when it finished), and whether that was the grader's fault, not the kernel's."""
     with ctx.runner.clock.measure(STAGE):
-        child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits)).finish(ctx.spec.limits.run_seconds)
+        child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.spec.limits.run_seconds)
     if child.timed_out:
         return "stopped at the time limit", False
     if child.returncode in (0, 1):  # pytest exits 1 when a test failed

@@ -68,8 +68,6 @@ class GlobalHeap:
             grown = np.zeros(max(need, self.data.size * 2), dtype=np.uint8)
             grown[: self.data.size] = self.data
             self.data = grown
-            if self.outputs is not None:
-                self.outputs.grow(grown.size)
         self.starts.append(start)
         self.ends.append(end)
         self.names.append(name or f"buffer{len(self.names)}")
@@ -165,67 +163,52 @@ class GlobalHeap:
         if i < 0:
             raise ValueError(f"{addr:#x} is not inside an allocation")
         if self.outputs is None:
-            self.outputs = OutputWatch(self.data.size)
+            self.outputs = OutputWatch()
         self.outputs.add(self.starts[i] - HEAP_BASE, self.ends[i] - HEAP_BASE, self.names[i], esize)
 
 
 class OutputWatch:
-    """Per heap byte: whether it belongs to a watched output and whether the kernel has written it.
+    """Per element of each watched output: whether the kernel has written it; and where an element
+    was read before any write.
 
     Exact where a value test cannot be: an element the kernel wrote with a NaN it computed (say
     `beta * C` with C never written) is written, not untouched; and a read of an output element
-    before any write names its source line.
+    before any write names its source line. Memory is one flag per output element, whatever the
+    heap holds besides.
     """
 
-    def __init__(self, size: int) -> None:
-        self.watched = np.zeros(size, dtype=bool)
-        self.written = np.zeros(size, dtype=bool)
-        self.ranges: list[tuple[int, int, str, int]] = []  # (first byte, end byte, name, element size)
+    def __init__(self) -> None:
+        self.ranges: list[tuple[int, int, str, int, np.ndarray]] = []  # (first byte, end byte, name, element size, written)
         self.early_reads: dict[tuple[str, int], int] = {}  # (buffer, line) -> elements read before written
 
-    def grow(self, size: int) -> None:
-        for name in ("watched", "written"):
-            old = getattr(self, name)
-            new = np.zeros(size, dtype=bool)
-            new[: old.size] = old
-            setattr(self, name, new)
-
     def add(self, first: int, end: int, name: str, esize: int) -> None:
-        self.watched[first:end] = True
-        self.written[first:end] = False
-        self.ranges.append((first, end, name, esize))
+        self.ranges.append((first, end, name, esize, np.zeros(max(1, -(-(end - first) // esize)), dtype=bool)))
 
     def drop(self, first: int) -> None:
         """Stop watching the output that starts at byte `first` (it was freed)."""
-        for r in [r for r in self.ranges if r[0] == first]:
-            self.watched[r[0]:r[1]] = False
-            self.ranges.remove(r)
+        self.ranges = [r for r in self.ranges if r[0] != first]
 
     def access(self, bidx: np.ndarray, nbytes: int, write: bool, line: int) -> None:
         """Note an access of `nbytes` bytes at each byte index (in-bounds lanes only)."""
         if not bidx.size:
             return
-        hit = self.watched[bidx]
-        if not hit.any():
-            return
-        if write:
-            span = (bidx[hit][:, None] + np.arange(nbytes)).ravel()
-            self.written[span] = True
-            return
-        early = bidx[hit & ~self.written[bidx]]
-        for first, end, name, esize in self.ranges:
-            inside = early[(early >= first) & (early < end)]
-            if inside.size:
+        for first, end, name, esize, written in self.ranges:
+            inside = bidx[(bidx >= first) & (bidx < end)]
+            if not inside.size:
+                continue
+            element = (inside - first) // esize
+            if write:  # a store of nbytes covers every element its bytes reach
+                for offset in range(0, nbytes, min(esize, nbytes)):
+                    written[np.minimum((inside + offset - first) // esize, written.size - 1)] = True
+                continue
+            early = element[~written[element]]
+            if early.size:
                 key = (name, int(line or 0))
-                self.early_reads[key] = self.early_reads.get(key, 0) + int(np.unique((inside - first) // esize).size)
+                self.early_reads[key] = self.early_reads.get(key, 0) + int(np.unique(early).size)
 
     def unwritten(self) -> dict[str, int]:
         """Elements of each watched output the kernel never wrote."""
-        out = {}
-        for first, end, name, esize in self.ranges:
-            out[name] = int(np.count_nonzero(~self.written[first:end:esize]))
-        return out
-
+        return {name: int(np.count_nonzero(~written)) for _, _, name, _, written in self.ranges}
 
 def layout_shared(decls: list[VarDecl], extern: list[VarDecl], dynamic_bytes: int) -> tuple[dict[str, int], int]:
     """Offsets of static shared arrays, then extern (dynamic) ones; returns (offsets, total bytes).

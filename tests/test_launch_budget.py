@@ -1,0 +1,171 @@
+"""grader.launch_budget: a hang is stopped at a multiple of the reference's own cost at that size, and a
+slow kernel that finishes is never cut short; on the emulator here, on the GPU where one is visible."""
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import api
+from grader.backends.base import LaunchOutcome
+from grader.compile import compile_source
+from grader.exercise import Harness, load
+from grader.launch_budget import STEP_FLOOR, STEP_SLACK, Budget, Budgets
+from grader.stages import Runner
+from grader.tasks import Task
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVEL2 = ROOT / "exercises" / "level2"
+REFERENCE = ROOT / "reference" / "level2" / "solution.cu"
+SPIN_ALL = ROOT / "tests" / "hostile" / "endless_loop_all.cu"
+SPIN_RAGGED = ROOT / "tests" / "hostile" / "endless_loop_ragged.cu"
+SLOW = ROOT / "tests" / "data" / "slow_kernels"
+
+
+def _modules(tmp_path: Path, sources: dict[str, Path], backend: str) -> dict[str, str]:
+    """label -> artifact (PTX for the emulator, CUBIN for the GPU) of each source."""
+    arch = "sm_90"
+    if backend == "gpu":
+        from grader.device_probe import probe
+
+        arch = probe().arch
+    out = {}
+    for label, path in sources.items():
+        compiled = compile_source(path.read_text(), path.name, arch)
+        assert compiled.ok, compiled.log
+        artifact = tmp_path / f"{label}.{'cubin' if backend == 'gpu' else 'ptx'}"
+        if backend == "gpu":
+            artifact.write_bytes(compiled.cubin)
+        else:
+            artifact.write_text(compiled.ptx)
+        out[label] = str(artifact)
+    return out
+
+
+def _stage(tmp_path: Path, submission: Path, backend: str, sizes: list[dict[str, int]], ids: list[str] | None = None):
+    exercise = load(LEVEL2)
+    modules = _modules(tmp_path, {"submission": submission, "reference": REFERENCE}, backend)
+    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={backend: modules}, limits=exercise.spec.limits,
+                    env=api.child_env(tmp_path))
+    ids = ids or [f"correctness:{i}" for i in range(len(sizes))]
+    tasks = [Task(id=task_id, kind="run", backend=backend, sizes=s, seeds=(1,)) for task_id, s in zip(ids, sizes)]
+    started, cpu = time.monotonic(), _children_cpu()
+    stage = runner.run(tasks, backend=backend)
+    return stage, time.monotonic() - started, _children_cpu() - cpu
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children: unlike the wall clock, the same on a busy machine."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+# --------------------------------------------------------------------------------------------- the budget itself
+
+class _Spec:
+    """Only what Budgets reads of a spec when it has no reference to measure."""
+
+    kernel = None
+
+
+def test_without_a_reference_the_spec_limits_apply():
+    budgets = Budgets(_Spec(), None, "emu", None, step_limit=200_000)
+    assert budgets.for_sizes({"N": 17}) == Budget(200_000)
+    assert budgets.for_sizes({"N": 17}).seconds is None
+
+
+def test_emulator_budget_is_a_multiple_of_the_reference_steps_with_a_floor_and_the_spec_ceiling(tmp_path, monkeypatch):
+    exercise = load(LEVEL2)
+    ptx = _modules(tmp_path, {"reference": REFERENCE}, "emu")["reference"]
+    budgets = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
+    steps = budgets.reference_cost({"N": 33})
+    assert steps and steps > 50  # a few hundred grid-wide steps for three tiles
+    assert budgets.for_sizes({"N": 33}).step_limit == max(STEP_FLOOR, int(STEP_SLACK * steps))
+    # Kept on disk: another child (the next grading of a batch) reads it instead of emulating the reference again.
+    import grader.backends.emu as emu_backend
+
+    class NoEmulator:
+        def __init__(self):
+            raise AssertionError("the reference was emulated again")
+
+    monkeypatch.setattr(emu_backend, "EmuDevice", NoEmulator)
+    again = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
+    assert again.reference_cost({"N": 33}) == steps
+    monkeypatch.undo()
+    # A spec limit below the derived one stays the limit (staff can always lower it).
+    low = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=500)
+    assert low.for_sizes({"N": 33}) == Budget(500)
+    # A reference that cannot be measured (no such file) costs nothing: the spec's limit applies.
+    broken = Budgets(exercise.spec, Harness(exercise), "emu", str(tmp_path / "missing.ptx"), step_limit=200_000)
+    assert broken.for_sizes({"N": 33}) == Budget(200_000)
+
+
+def test_the_verdict_names_the_reference_multiple():
+    budget = Budget(8_350, basis="50 times the reference solution's work at this size",
+                    detail="stopped after 8,350 steps; the reference takes 167")
+    stopped = budget.explain(LaunchOutcome(error="the kernel did not finish", findings={"status": "step-limit"}))
+    assert stopped.error.startswith("the kernel did not finish within 50 times the reference solution's work")
+    assert "the reference takes 167" in stopped.error and "endless loop" in stopped.error
+    other = LaunchOutcome(error="trap", findings={"status": "trap"})
+    assert budget.explain(other) is other
+
+
+# --------------------------------------------------------------------------------------------- hangs and slow kernels
+
+@pytest.mark.parametrize("backend", ["emu", pytest.param("gpu", marks=pytest.mark.gpu)])
+def test_a_spinning_kernel_is_stopped_within_seconds(tmp_path, backend):
+    """Four hanging sizes (the spec's run limit is 120 s, the spec's step limit 200,000 steps)."""
+    sizes = [{"N": 1}, {"N": 17}, {"N": 33}, {"N": 67}]
+    stage, seconds, cpu = _stage(tmp_path, SPIN_ALL, backend, sizes)
+    print(f"{backend}: {len(sizes)} hanging sizes stopped in {seconds:.1f} s ({cpu:.1f} CPU-s)")
+    first = stage.results["correctness:0"]
+    if backend == "emu":
+        assert cpu < 15, cpu  # the emulator's time is CPU time (the wall clock also counts other work on the machine)
+        for i in range(len(sizes)):
+            result = stage.results[f"correctness:{i}"]
+            assert "did not finish within 50 times the reference solution's work" in result.launches[0]["error"]
+            assert result.launches[0]["emu"]["status"] == "step-limit"
+    else:
+        assert seconds < 10, seconds
+        assert first.status == "timeout" and "did not finish within its time limit at this size" in first.message
+        assert all(stage.results[f"correctness:{i}"].status == "skipped" for i in range(1, len(sizes)))
+
+
+def test_a_size_that_ran_out_of_its_budget_is_not_launched_again(tmp_path):
+    """Another check's launch at the same size reports the same verdict without spending the budget again."""
+    stage, _, _ = _stage(tmp_path, SPIN_ALL, "emu", [{"N": 17}, {"N": 17}], ids=["correctness:0", "memory:0"])
+    first, again = stage.results["correctness:0"].launches[0], stage.results["memory:0"].launches[0]
+    assert first["emu"]["status"] == again["emu"]["status"] == "step-limit"
+    assert again["error"] == first["error"] and again.get("repeated") and not first.get("repeated")
+
+
+@pytest.mark.parametrize("kernel", ["level2_thirty_phases.cu", "level2_naive.cu"])
+def test_a_slow_kernel_that_finishes_is_not_cut_short_on_the_emulator(tmp_path, kernel):
+    stage, _, _ = _stage(tmp_path, SLOW / kernel, "emu", [{"N": 1}, {"N": 67}])
+    for result in stage.results.values():
+        assert result.succeeded, result
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["level2_thirty_phases.cu", "level2_naive.cu"])
+def test_a_slow_kernel_that_finishes_is_not_cut_short_on_the_gpu(tmp_path, kernel):
+    stage, _, _ = _stage(tmp_path, SLOW / kernel, "gpu", [{"N": 1024}, {"N": 2048}])
+    for result in stage.results.values():
+        assert result.succeeded, result
+
+
+@pytest.mark.slow
+def test_a_ragged_hang_costs_seconds_in_a_whole_grading_on_the_emulator(tmp_path):
+    """The hostile corpus's kernel that spins only on a partial tile, graded in full: a verdict in
+    seconds (it took the spec's 120 s run limit before), every other size still graded."""
+    started, cpu = time.monotonic(), _children_cpu()
+    report = api.grade(LEVEL2, SPIN_RAGGED, backend="emu", seed=3, workdir=tmp_path)
+    seconds, cpu = time.monotonic() - started, _children_cpu() - cpu
+    print(f"endless_loop_ragged.cu graded in {seconds:.1f} s ({cpu:.1f} CPU-s)")
+    # Two children spin side by side (the launches and the hidden tests): within 15 s each on two cores.
+    assert cpu < 30, cpu
+    correctness = next(t for t in report.tests if t.category == "correctness")
+    assert "Wrong at 4 of 5 sizes" in correctness.output and "N = 17: the kernel did not finish within" in correctness.output
+
