@@ -40,7 +40,8 @@ from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")
 SECRET_VARIABLE = "KERNEL_GRADER_SECRET"  # a course's secret, mixed into every seed (derive_seed)
-_PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"}}
+_PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"}, "float": {"f32", "b32"},
+              "long long": {"u64", "s64", "b64"}, "unsigned long long": {"u64", "s64", "b64"}, "double": {"f64", "b64"}}
 
 
 def resolve_backend(requested: str) -> tuple[str, GpuInfo | None, str]:
@@ -331,7 +332,15 @@ def compile_problem(spec: Spec, name: str, result: Mapping) -> str | None:
             text += f"\nHint: {result['hint']}"
         return text
     ptx = Path(result["ptx"]).read_text()
-    kernel = spec.kernel
+    for kernel in spec.kernel.chain:  # an exercise of several kernels checks each one
+        problem = _kernel_problem(ptx, kernel)
+        if problem:
+            return problem
+    return None
+
+
+def _kernel_problem(ptx: str, kernel) -> str | None:
+    """Why one kernel of the exercise is missing from the PTX or has the wrong parameters, or None."""
     types = kernel_param_types(ptx, kernel.name)
     if types is None:
         found = entry_names(ptx)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -9,9 +10,7 @@ from typing import Mapping
 
 import numpy as np
 
-import sys
-
-from . import pyspec
+from . import bfloat16, pyspec
 from . import spec as spec_module
 from .errors import SpecError
 from .pyspec import PySpec
@@ -121,11 +120,19 @@ class Harness:
                 arr = np.ascontiguousarray(made[p.name], dtype=p.dtype)
                 if arr.shape != shape:
                     raise SpecError(f"{self.exercise.harness_path}: make_inputs gave {p.name} shape {arr.shape}, spec says {shape}")
-            elif p.dtype == "float32":
-                arr = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+            elif np.dtype(p.dtype).kind == "f":
+                arr = rng.uniform(-1.0, 1.0, size=shape).astype(p.dtype)
+            elif np.dtype(p.dtype).kind == "u":
+                arr = rng.integers(0, 100, size=shape).astype(p.dtype)
             else:
                 arr = rng.integers(-100, 100, size=shape).astype(p.dtype)
+            if p.is_bfloat16:
+                arr = bfloat16.round_values(arr)  # the values the kernel will read, exactly
             inputs[p.name] = arr
+        for name in kernel.constants:
+            if name not in made:
+                raise SpecError(f"{self.exercise.harness_path}: make_inputs must give the __constant__ array {name}")
+            inputs[name] = np.ascontiguousarray(made[name])
         return inputs
 
     def reference(self, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> dict[str, np.ndarray]:

@@ -1,8 +1,9 @@
 """Safe evaluation of the small arithmetic expressions in spec.toml (grid, shapes, tolerances).
 
 Only integers, floats, the exercise's size variables, + - * / // % **, parentheses and the
-functions ceil, floor, min, max are allowed; anything else is rejected when the spec loads,
-so a spec can never execute code.
+functions ceil, floor, min, max, abs, sqrt, log, log2 are allowed; anything else is rejected when the
+spec loads, so a spec can never execute code. `log(x)` is the natural logarithm, `log(x, b)` the
+logarithm to base b; a tree reduction of N terms has a tolerance that grows with `log2(N)`.
 """
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import ast
 import math
 from typing import Mapping
 
-_FUNCTIONS = {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max}
+_FUNCTIONS = {"ceil": math.ceil, "floor": math.floor, "min": min, "max": max, "abs": abs,
+              "sqrt": math.sqrt, "log": math.log, "log2": math.log2}
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -44,7 +46,7 @@ def parse(text: str, variables: frozenset[str]) -> ast.Expression:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and not node.keywords:
             continue
         what = node.id if isinstance(node, ast.Name) else type(node).__name__
-        raise ExpressionError(f"{text!r}: {what!r} is not allowed (use the size variables {sorted(variables)}, numbers, + - * / // %, ceil/floor/min/max)")
+        raise ExpressionError(f"{text!r}: {what!r} is not allowed (use the size variables {sorted(variables)}, numbers, + - * / // %, ceil/floor/min/max/abs/sqrt/log/log2)")
     return tree
 
 
@@ -78,5 +80,12 @@ def _eval(node: ast.AST, values: Mapping[str, int | float]) -> int | float:
         except ZeroDivisionError:
             raise ExpressionError("division by zero") from None
     if isinstance(node, ast.Call):
-        return _FUNCTIONS[node.func.id](*(_eval(arg, values) for arg in node.args))
+        name = node.func.id
+        args = [_eval(arg, values) for arg in node.args]
+        try:
+            return _FUNCTIONS[name](*args)
+        except (ValueError, TypeError, OverflowError) as exc:
+            # log(0), sqrt(-1), min() or log2(1, 2): the spec's author gets the call that failed
+            shown = ", ".join(str(a) for a in args)
+            raise ExpressionError(f"{name}({shown}) cannot be evaluated: {exc}") from None
     raise ExpressionError(f"unexpected {type(node).__name__}")

@@ -28,7 +28,7 @@ from pathlib import Path
 EVERYDAY: tuple[str, ...] = (
     "cstdio", "stdio.h", "cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h",
     "cstdint", "stdint.h", "cmath", "math.h", "cfloat", "float.h", "climits", "limits.h", "cassert", "assert.h",
-    "cuda_fp16.h", "cuda_bf16.h",
+    "cuda_fp16.h", "cuda_bf16.h", "cooperative_groups.h",
 )
 
 _INSTALL_SKIP_IF_EXISTS = 0  # NVRTC_INSTALL_HEADERS_SKIP_IF_EXISTS in nvrtc.h
@@ -78,7 +78,9 @@ def include_dirs(bundle: Path | None) -> tuple[Path, ...]:
     """The folders NVRTC searches, ours first (ours decide what `<cmath>` means)."""
     dirs = [own_dir()]
     if bundle is not None:
-        dirs += [bundle, bundle / "cccl"]
+        # cooperative_groups.h includes its own parts by relative path, which --no-source-include
+        # (no search beside the including file) would not find.
+        dirs += [bundle, bundle / "cccl", bundle / "cooperative_groups", bundle / "cooperative_groups" / "details"]
     return tuple(dirs)
 
 

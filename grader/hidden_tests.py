@@ -66,7 +66,9 @@ class _Session:
         self.device = _EARLY.pop("device", None) or open_device(job["backend"])
         self.budgets = Budgets(self.exercise.spec, self.harness, job["backend"], job.get("reference"),
                                step_limit=int(job["step_limit"]), device=self.device)
-        self.kernel = self.device.load(job["module"], self.exercise.spec.kernel.name)
+        from .launch import load_chain
+
+        self.kernel = load_chain(self.device, job["module"], self.exercise.spec)
         self.hung = ""  # set when a GPU kernel was left running: the device cannot be used again
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:

@@ -106,7 +106,7 @@ class Budgets:
         return self._cost[key]
 
     def _measure(self, sizes: dict[str, int]) -> float | None:
-        from .launch import launch_kernel
+        from .launch import launch_kernel, load_chain
 
         if self.backend == "emu":
             from .backends.emu import EmuDevice
@@ -119,7 +119,7 @@ class Budgets:
                 return known
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(REFERENCE_SEED))
             device = EmuDevice()  # its own emulator: nothing of it is shared with the submission's
-            kernel = device.load(self.reference, self.spec.kernel.name)
+            kernel = load_chain(device, self.reference, self.spec)
             launched = launch_kernel(self.spec, device, kernel, sizes, inputs, step_limit=self.ceiling)
             device.free(list(launched.buffers.values()))
             if launched.outcome.error:
@@ -128,7 +128,7 @@ class Budgets:
             return float(device.last_steps)
         inputs = self.harness.make_inputs(sizes, np.random.default_rng(REFERENCE_SEED))
         device = self.device
-        kernel = device.load(self.reference, self.spec.kernel.name)
+        kernel = load_chain(device, self.reference, self.spec)
         best = None
         with device.using():
             for _ in range(TIME_REPEATS + 1):  # the first launch also loads the module: not counted

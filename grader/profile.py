@@ -17,11 +17,12 @@ from . import notebook as notebook_module
 from .errors import UsageError
 from .stages import Runner
 from .tasks import Task
-from .tools import PROFILE_METRICS, find_tools, ncu_env, ncu_wrapper, parse_ncu_csv
+from .tools import PROFILE_METRICS, find_tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 
 METRICS = PROFILE_METRICS
 # Short column titles for the per-line table, in METRICS order.
-TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves")
+TITLES = ("ld sectors", "st sectors", "ld req", "st req", "sh ld inst", "sh st inst", "sh ld waves", "sh st waves",
+          "atom sect", "red sect", "atom req", "red req", "sh atom inst", "sh atom wave")
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def _measure(exercise, sub, sizes: Mapping[str, int], chosen: str, gpu, seed: in
         task = Task(id="profile", kind="profile", backend=chosen, sizes=dict(sizes), seeds=(seed,), compare=False)
         if chosen == "emu":
             return _from_emu(runner, task, sub, sizes)
-        return _from_ncu(runner, task, sub, sizes, exercise.spec.kernel.name)
+        return _from_ncu(runner, task, sub, sizes, [k.name for k in exercise.spec.kernel.chain])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -104,7 +105,7 @@ def _from_emu(runner: Runner, task: Task, sub, sizes) -> Profile:
     return Profile("emu", sizes, emu.get("counters", {}), per_line, sub.source, sub.name, launch.get("error", ""))
 
 
-def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
+def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: list[str]) -> Profile:
     tools = find_tools()
     if not tools.ncu:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")
@@ -116,7 +117,9 @@ def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: str) -> Profile:
         error = f"ncu did not report {', '.join(parsed.missing)}"
     if not parsed.rows:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error=error or "ncu profiled no launch")
-    return Profile("gpu", sizes, parsed.rows[0], {}, sub.source, sub.name, error)
+    # one row per kernel of the chain: their sum is the launch's
+    return Profile("gpu", sizes, sum_rows(parsed.rows, len(kernel))[0] if len(parsed.rows) >= len(kernel) else parsed.rows[0],
+                   {}, sub.source, sub.name, error)
 
 
 def table(p: Profile) -> list[str]:
@@ -125,16 +128,18 @@ def table(p: Profile) -> list[str]:
     if p.error:
         lines.append(f"  error: {p.error}")
     src = p.source.splitlines()
-    head = "  line " + "".join(f"{t:>12}" for t in TITLES) + "  source"
+    # The load/store columns always; the atomics' only when the kernel has some.
+    shown = [(m, t) for i, (m, t) in enumerate(zip(METRICS, TITLES)) if i < 8 or p.counters.get(m, 0)]
+    head = "  line " + "".join(f"{t:>13}" for _, t in shown) + "  source"
     if p.place:
         lines.append("  (lines of the notebook's kernel cell: " + ", ".join(sorted(set(
             v.rsplit(",", 1)[0] for v in p.place.values()))) + "; line 1 is the magic line)")
     lines.append(head)
     for line, counters in sorted(p.per_line.items()):
-        if not any(counters.get(m, 0) for m in METRICS):
+        if not any(counters.get(m, 0) for m, _ in shown):
             continue
         text = src[line - 1].strip()[:60] if 0 < line <= len(src) else ""
-        shown = p.place[line].rsplit(" ", 1)[-1] if line in p.place else str(line)
-        lines.append(f"  {shown:>4} " + "".join(f"{counters.get(m, 0):>12,.0f}" for m in METRICS) + f"  {text}")
-    lines.append("  total" + "".join(f"{p.counters.get(m, 0):>12,.0f}" for m in METRICS))
+        number = p.place[line].rsplit(" ", 1)[-1] if line in p.place else str(line)
+        lines.append(f"  {number:>4} " + "".join(f"{counters.get(m, 0):>13,.0f}" for m, _ in shown) + f"  {text}")
+    lines.append("  total" + "".join(f"{p.counters.get(m, 0):>13,.0f}" for m, _ in shown))
     return lines

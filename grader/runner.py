@@ -21,7 +21,7 @@ from .backends import Device, open_device
 from .backends.base import untouched
 from .exercise import Exercise, Harness
 from .exercise import load as load_exercise
-from .launch import launch_kernel
+from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from .spec import Spec
 from .stages import wait_for_file
@@ -102,7 +102,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         return time_task(task, exercise, harness, device, modules), False
     # The reference's cost at this size is measured before the submission's kernel is loaded or run.
     budget = budgets.for_sizes(task.sizes) if task.module == "submission" else budgets.fixed()
-    kernel = device.load(modules[task.module], spec.kernel.name)
+    kernel = load_chain(device, modules[task.module], spec)
     launches = []
     for seed in task.seeds:
         earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None

@@ -5,6 +5,7 @@ A bad spec raises SpecError naming the file and the field, so course staff can f
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import sys
@@ -30,14 +31,52 @@ CATEGORIES = ("compile", "correctness", "memory-safety", "race", "traffic", "ban
 PARAM_TYPES: Mapping[str, tuple[str, bool]] = {
     "const float*": ("float32", True),
     "float*": ("float32", True),
+    "const double*": ("float64", True),
+    "double*": ("float64", True),
+    "const __half*": ("float16", True),
+    "__half*": ("float16", True),
+    # bfloat16: float32 values in the harness, 16-bit patterns on the device (grader/bfloat16.py)
+    "const __nv_bfloat16*": ("float32", True),
+    "__nv_bfloat16*": ("float32", True),
     "const int*": ("int32", True),
     "int*": ("int32", True),
+    "const unsigned int*": ("uint32", True),
+    "unsigned int*": ("uint32", True),
+    "const unsigned char*": ("uint8", True),
     "int": ("int32", False),
     "unsigned int": ("uint32", False),
+    "long long": ("int64", False),
+    "unsigned long long": ("uint64", False),
     "float": ("float32", False),
+    "double": ("float64", False),
 }
 
 Sizes = Mapping[str, int]
+
+# The Nsight Compute metrics a counters check may sum (its spec's `counters`); the emulator counts
+# every one of them under the same name.
+COUNTER_METRICS: Mapping[str, tuple[str, ...]] = {
+    "traffic": (
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum",
+    ),
+    "bank-conflicts": (
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        "smsp__sass_inst_executed_op_shared_ld.sum",
+        "smsp__sass_inst_executed_op_shared_st.sum",
+        "smsp__inst_executed_op_shared_atom.sum",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +97,16 @@ class Param:
     def is_pointer(self) -> bool:
         return PARAM_TYPES[self.type][1]
 
+    @property
+    def is_bfloat16(self) -> bool:
+        """A bfloat16 buffer: float32 values in the harness, 16-bit patterns on the device."""
+        return "__nv_bfloat16" in self.type
+
+    @property
+    def device_dtype(self) -> str:
+        """The element type of the buffer as the kernel sees it."""
+        return "uint16" if self.is_bfloat16 else self.dtype
+
     def shape_for(self, sizes: Sizes) -> tuple[int, ...]:
         return tuple(expressions.evaluate_int(e, sizes) for e in self.shape)
 
@@ -71,12 +120,20 @@ class Kernel:
     block: tuple[str, ...]
     grid: tuple[str, ...]
     shared_bytes: str = "0"
+    # names of the kernel's __constant__ arrays; the harness's make_inputs gives each one's contents,
+    # copied into constant memory before every launch
+    constants: tuple[str, ...] = ()
+    # kernels launched after this one, in order, on the same buffers (a two-pass reduction)
+    then: tuple["Kernel", ...] = ()
 
     @property
     def signature(self) -> str:
-        """The exact C signature students must write."""
-        args = ", ".join(f"{p.type} {p.name}" for p in self.params)
-        return f'extern "C" __global__ void {self.name}({args})'
+        """The exact C signature students must write (one line per kernel of the chain)."""
+        lines = []
+        for k in self.chain:
+            args = ", ".join(f"{p.type} {p.name}" for p in k.params)
+            lines.append(f'extern "C" __global__ void {k.name}({args})')
+        return "\n".join(lines)
 
     def launch_for(self, sizes: Sizes) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
         """(grid, block, dynamic shared bytes) for a problem size."""
@@ -85,12 +142,23 @@ class Kernel:
         return grid[:3], block[:3], expressions.evaluate_int(self.shared_bytes, sizes)
 
     @property
+    def chain(self) -> tuple["Kernel", ...]:
+        """Every kernel of one launch of the exercise, in the order they run."""
+        return (self,) + self.then
+
+    @property
     def buffers(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.is_pointer)
+        """Every buffer of the chain, once, as first declared."""
+        seen: dict[str, Param] = {}
+        for k in self.chain:
+            for p in k.params:
+                if p.is_pointer and p.name not in seen:
+                    seen[p.name] = p
+        return tuple(seen.values())
 
     @property
     def outputs(self) -> tuple[Param, ...]:
-        return tuple(p for p in self.params if p.role in ("out", "inout"))
+        return tuple(p for p in self.buffers if p.role in ("out", "inout"))
 
 
 @dataclass(frozen=True)
@@ -121,6 +189,12 @@ class CheckSpec:
     # emulator cannot run the kernel (its checks at emu_size see what the sanitizers would, exactly);
     # "always" runs it as well; "never" not at all.
     sanitizer: str = "fallback"
+    # traffic and bank-conflicts: the metrics summed for the ratio (empty: the check's default set).
+    counters: tuple[str, ...] = ()
+    # race on a GPU: how the repeated launches' outputs are compared. "bitwise" (any difference is a
+    # race) or "tolerance" (a launch differs only when an output is outside the exercise's tolerance
+    # of the reference, for kernels whose float atomics add in a different order each launch).
+    compare: str = "bitwise"
     # When the check cannot run here (performance without a GPU): "exclude" its points from the
     # denominator (the default), "award" them, or count them as "zero" (results.NOT_RUN_POLICIES).
     if_not_run: str = "exclude"
@@ -227,29 +301,52 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
         return dict(values)
 
     k = raw["kernel"]
-    params = []
-    for i, p in enumerate(k["params"]):
-        where = f"kernel.params.{i}"
-        is_pointer = PARAM_TYPES[p["type"]][1]
-        if is_pointer and ("role" not in p or "shape" not in p):
-            raise SpecError(f"{source}: field {where}: pointer parameter {p['name']!r} needs 'role' and 'shape'")
-        if not is_pointer and "value" not in p:
-            raise SpecError(f"{source}: field {where}: scalar parameter {p['name']!r} needs 'value'")
-        params.append(Param(
-            name=p["name"], type=p["type"], role=p.get("role"),
-            shape=tuple(expr(s, f"{where}.shape") for s in p.get("shape", ())),
-            value=expr(p["value"], f"{where}.value") if "value" in p else None,
-        ))
-    if len({p.name for p in params}) != len(params):
-        raise SpecError(f"{source}: field kernel.params: parameter names must be unique")
-    if not any(p.role in ("out", "inout") for p in params):
+    declared: dict[str, Param] = {}  # buffers by name, as first declared along the chain
+
+    def kernel_of(k: Mapping[str, Any], at: str) -> Kernel:
+        params = []
+        for i, p in enumerate(k["params"]):
+            where = f"{at}.params.{i}"
+            is_pointer = PARAM_TYPES[p["type"]][1]
+            first = declared.get(p["name"]) if is_pointer else None
+            if first is not None:
+                # a buffer of an earlier kernel of the chain: the same buffer, declared once
+                if "role" in p or "shape" in p or PARAM_TYPES[p["type"]][0] != first.dtype:
+                    raise SpecError(f"{source}: field {where}: {p['name']!r} is a buffer of an earlier kernel: give it "
+                                    "only its name and type (the same element type), not a role or shape again")
+                params.append(Param(name=p["name"], type=p["type"], role=first.role, shape=first.shape))
+                continue
+            if is_pointer and ("role" not in p or "shape" not in p):
+                raise SpecError(f"{source}: field {where}: pointer parameter {p['name']!r} needs 'role' and 'shape'")
+            if not is_pointer and "value" not in p:
+                raise SpecError(f"{source}: field {where}: scalar parameter {p['name']!r} needs 'value'")
+            param = Param(
+                name=p["name"], type=p["type"], role=p.get("role"),
+                shape=tuple(expr(s, f"{where}.shape") for s in p.get("shape", ())),
+                value=expr(p["value"], f"{where}.value") if "value" in p else None,
+            )
+            if is_pointer:
+                declared[param.name] = param
+            params.append(param)
+        if len({p.name for p in params}) != len(params):
+            raise SpecError(f"{source}: field {at}.params: parameter names must be unique")
+        return Kernel(
+            name=k["name"], params=tuple(params),
+            block=tuple(expr(e, f"{at}.block") for e in k["block"]),
+            grid=tuple(expr(e, f"{at}.grid") for e in k["grid"]),
+            shared_bytes=expr(k.get("shared_bytes", "0"), f"{at}.shared_bytes"),
+        )
+
+    first = kernel_of(k, "kernel")
+    later = tuple(kernel_of(t, f"kernel.then.{i}") for i, t in enumerate(k.get("then", ())))
+    kernel = dataclasses.replace(first, constants=tuple(k.get("constants", ())), then=later)
+    params = kernel.params
+    if len({kk.name for kk in kernel.chain}) != len(kernel.chain):
+        raise SpecError(f"{source}: field kernel.then: every kernel of the chain needs its own name")
+    if not any(p.role in ("out", "inout") for p in kernel.buffers):
         raise SpecError(f"{source}: field kernel.params: at least one parameter must have role 'out' or 'inout'")
-    kernel = Kernel(
-        name=k["name"], params=tuple(params),
-        block=tuple(expr(e, "kernel.block") for e in k["block"]),
-        grid=tuple(expr(e, "kernel.grid") for e in k["grid"]),
-        shared_bytes=expr(k.get("shared_bytes", "0"), "kernel.shared_bytes"),
-    )
+    if set(kernel.constants) & {p.name for p in params}:
+        raise SpecError(f"{source}: field kernel.constants: a constant may not share a parameter's name")
     tol_raw = raw.get("tolerance", {})
     tolerance = Tolerance(
         ulps=float(tol_raw.get("ulps", 2.0)), terms=expr(tol_raw.get("terms", "1"), "tolerance.terms"),
@@ -269,6 +366,15 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
                 c[key] = case(c[key], f"checks.{category}.{key}")
         if category in ("race", "memory-safety", "traffic", "bank-conflicts", "performance") and "size" not in c:
             raise SpecError(f"{source}: field checks.{category}: needs a 'size' to run at")
+        if "counters" in c:
+            allowed = COUNTER_METRICS.get(category, ())
+            wrong = [m for m in c["counters"] if m not in allowed]
+            if wrong or not allowed:
+                raise SpecError(f"{source}: field checks.{category}.counters: {', '.join(wrong) or 'counters'} "
+                                f"cannot be summed by this check (allowed: {', '.join(allowed) or 'none'})")
+            c["counters"] = tuple(c["counters"])
+        if "compare" in c and category != "race":
+            raise SpecError(f"{source}: field checks.{category}.compare: only the race check compares launches")
         checks[category] = CheckSpec(category=category, **c)
     limits_raw = dict(raw.get("limits", {}))
     if "allowed_includes" in limits_raw:
@@ -291,16 +397,18 @@ def _check_expressions_evaluate(spec: Spec, source: str) -> None:
     all_sizes = list(spec.public_cases + spec.hidden_cases + spec.emu_cases)
     all_sizes += [s for c in spec.checks.values() for s in (c.size, c.emu_size) if s]
     for sizes in all_sizes:
-        try:
-            grid, block, _ = spec.kernel.launch_for(sizes)
-            for p in spec.kernel.params:
-                if p.is_pointer:
-                    p.shape_for(sizes)
-                else:
-                    expressions.evaluate(p.value or "0", sizes)
-            expressions.evaluate(spec.tolerance.terms, sizes)
-        except expressions.ExpressionError as exc:
-            raise SpecError(f"{source}: at size {dict(sizes)}: {exc}") from None
-        threads = math.prod(block)
-        if threads < 1 or threads > 1024:
-            raise SpecError(f"{source}: field kernel.block: {block} has {threads} threads at size {dict(sizes)} (1..1024 allowed)")
+        for kernel in spec.kernel.chain:
+            try:
+                grid, block, _ = kernel.launch_for(sizes)
+                for p in kernel.params:
+                    if p.is_pointer:
+                        p.shape_for(sizes)
+                    else:
+                        expressions.evaluate(p.value or "0", sizes)
+                expressions.evaluate(spec.tolerance.terms, sizes)
+            except expressions.ExpressionError as exc:
+                raise SpecError(f"{source}: at size {dict(sizes)}: {exc}") from None
+            threads = math.prod(block)
+            if threads < 1 or threads > 1024:
+                raise SpecError(f"{source}: field kernel.block: {block} has {threads} threads at size {dict(sizes)} "
+                                "(1..1024 allowed)")

@@ -23,6 +23,12 @@ PROFILE_METRICS = (
     "smsp__sass_inst_executed_op_shared_st.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "smsp__inst_executed_op_shared_atom.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
 )
 SANITIZER_EXIT = 86  # --error-exitcode: without it compute-sanitizer exits 0 after reporting a race
 
@@ -52,10 +58,26 @@ def _which(name: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def ncu_wrapper(ncu: str, metrics: Sequence[str], kernel: str) -> list[str]:
-    """argv prefix: profile every launch of `kernel`, cache-blind counters, CSV into {log}."""
+def ncu_wrapper(ncu: str, metrics: Sequence[str], kernel: str | Sequence[str]) -> list[str]:
+    """argv prefix: profile every launch of `kernel` (or of each of several kernels), cache-blind
+    counters, CSV into {log}."""
+    names = [kernel] if isinstance(kernel, str) else list(kernel)
+    pattern = "|".join(re.escape(n) for n in names)
     return [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--disable-extra-suffixes",
-            "--metrics", ",".join(metrics), "-k", f"regex:^{re.escape(kernel)}$", "--log-file", "{log}"]
+            "--metrics", ",".join(metrics), "-k", f"regex:^({pattern})$", "--log-file", "{log}"]
+
+
+def sum_rows(rows: Sequence[Mapping[str, float]], per_group: int) -> list[dict[str, float]]:
+    """ncu's rows, one per profiled kernel launch, summed in consecutive groups of `per_group` (the
+    kernels of one launch of an exercise's chain)."""
+    out = []
+    for i in range(0, len(rows) - per_group + 1, per_group):
+        group: dict[str, float] = {}
+        for row in rows[i:i + per_group]:
+            for key, value in row.items():
+                group[key] = group.get(key, 0.0) + value
+        out.append(group)
+    return out
 
 
 def ncu_env() -> dict[str, str]:

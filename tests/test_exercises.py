@@ -27,3 +27,37 @@ def test_each_exercise_has_a_corpus_with_an_edge_size_bug(exercise):
     assert all(h is not None for h in headers)
     # At least one bug that only shows when the size is not a multiple of the block or tile.
     assert any("multiple" in p.read_text()[:600] or "% " in p.read_text()[:600] for p in wrong)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_reference_is_correct_on_the_emulator_at_one_size(exercise, tmp_path):
+    """Quick (no child processes): the reference solution, compiled and launched in this process at
+    the largest emulator size, matches the harness's reference within the spec's tolerance."""
+    pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+    import numpy as np
+
+    from grader.backends.emu import EmuDevice
+    from grader.compile import compile_source
+    from grader.exercise import Harness, load
+    from grader.launch import launch_kernel
+    from grader.runner import compare
+
+    ex = load(ROOT / "exercises" / exercise)
+    if ex.kind == "python":
+        pytest.skip("a Python exercise has no kernel (its reference is checked by validate)")
+    spec = ex.spec
+    compiled = compile_source(ex.solution_path.read_text(), "solution.cu", "sm_90")
+    assert compiled.ok, compiled.log
+    artifact = tmp_path / "solution.ptx"
+    artifact.write_text(compiled.ptx)
+    sizes = dict(max(spec.cases_for("emu"), key=lambda c: sorted(c.values())))
+    harness = Harness(ex)
+    inputs = harness.make_inputs(sizes, np.random.default_rng(1))
+    device = EmuDevice()
+    launched = launch_kernel(spec, device, device.load(str(artifact), spec.kernel.name), sizes, inputs,
+                             step_limit=spec.limits.step_limit)
+    assert launched.outcome.error is None, launched.outcome.error
+    expected = harness.reference(inputs, sizes)
+    result = compare(spec, sizes, {p.name: launched.contents[p.name] for p in spec.kernel.outputs}, expected,
+                     harness.magnitude(inputs, sizes, expected))
+    assert result["ok"], result

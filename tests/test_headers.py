@@ -66,3 +66,18 @@ def test_ptx_naming_a_file_outside_the_grader_folders_is_foreign(tmp_path):
 def test_the_headers_ship_with_the_package():
     for name in ("cstdio", "cuda_runtime.h", "cmath", "cstdint"):
         assert (Path(headers.own_dir()) / name).is_file()
+
+
+def test_cooperative_groups_compile_from_the_bundled_headers():
+    source = """#include <cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(float* out)
+{
+    cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());
+    float v = tile.thread_rank();
+    for (int o = 16; o > 0; o /= 2) v += tile.shfl_down(v, o);
+    if (tile.thread_rank() == 0) out[threadIdx.x / 32] = v;
+}
+"""
+    result = compile_source(source, "cg.cu")
+    assert result.ok, result.log

@@ -28,7 +28,7 @@ def test_valid_spec_builds_frozen_objects():
 
 @pytest.mark.parametrize("mutate, field", [
     (lambda d: d["kernel"].pop("grid"), "kernel"),
-    (lambda d: d["kernel"]["params"][0].update(type="double*"), "kernel.params.0.type"),
+    (lambda d: d["kernel"]["params"][0].update(type="bool*"), "kernel.params.0.type"),
     (lambda d: d["kernel"].update(grid=["ceil(M / 2)"]), "kernel.grid"),
     (lambda d: d["cases"]["public"].append({"m": 3}), "cases.public.2"),
     (lambda d: d["checks"]["race"].pop("size"), "checks.race"),

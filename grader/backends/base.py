@@ -65,6 +65,7 @@ class Device(Protocol):
                args: Sequence[Any], *, step_limit: int, seconds: float | None = None) -> LaunchOutcome: ...
     # step_limit stops an emulated launch; seconds (the GPU) stops waiting for one, which then is fatal
     def free(self, bufs: Sequence[Buffer]) -> None: ...
+    def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None: ...  # problem, or None
     def using(self) -> AbstractContextManager[None]: ...   # hold a share of the device for one task
     def take_exclusive(self) -> bool: ...                  # alone on the device for a timing
     def leave(self) -> None: ...                           # after a timing

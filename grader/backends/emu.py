@@ -81,6 +81,17 @@ class EmuDevice:
             return LaunchOutcome(error=f"{base}: {detail}" if detail else base, findings=findings)
         return LaunchOutcome(findings=findings)
 
+    def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None:
+        """Copy `data` into the kernel module's __constant__ array `name` (cudaMemcpyToSymbol)."""
+        emu, _ = kernel
+        var = next((v for v in emu.module.variables if v.name == name), None)
+        if var is None:
+            return f"the kernel declares no __constant__ array named {name} (the exercise fills it)"
+        if data.nbytes > var.size:
+            return f"__constant__ {name} holds {var.size} bytes; the exercise fills {data.nbytes}: declare it as the README says"
+        emu.write(emu.symbol(name), data.ravel())
+        return None
+
     def free(self, bufs: Sequence[Buffer]) -> None:
         """Unmap and zero the buffers, as cudaFree would: a later launch that reaches past its own
         buffers then faults, instead of finding an earlier launch's inputs or outputs."""

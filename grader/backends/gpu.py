@@ -36,6 +36,7 @@ class GpuDevice:
             # Under memcheck the pool would hide overruns into neighbouring pool blocks.
             cp.cuda.set_allocator(None)
         self._modules: dict[str, Any] = {}
+        self._current: Any = None  # the module loaded last (its __constant__ arrays: set_constant)
         # Other gradings may share this GPU (grade batch --per-gpu): use it shared, time it alone.
         try:
             gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
@@ -71,7 +72,20 @@ class GpuDevice:
         module = self._modules.get(artifact)
         if module is None:
             module = self._modules[artifact] = self.cp.RawModule(path=artifact)
+        self._current = module
         return module.get_function(kernel)
+
+    def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None:
+        """Copy `data` into the loaded module's __constant__ array `name` (cudaMemcpyToSymbol)."""
+        try:
+            ptr = self._current.get_global(name)
+        except Exception:  # CuPy raises the driver's "not found" as an exception: an outcome here
+            return f"the kernel declares no __constant__ array named {name} (the exercise fills it)"
+        size = getattr(getattr(ptr, "mem", None), "size", data.nbytes)
+        if data.nbytes > size:
+            return f"__constant__ {name} holds {size} bytes; the exercise fills {data.nbytes}: declare it as the README says"
+        ptr.copy_from_host(data.ctypes.data, data.nbytes)
+        return None
 
     def upload(self, name: str, data: np.ndarray) -> Buffer:
         buf = self.empty(name, data.dtype, data.size, fill_nan=False)
@@ -80,9 +94,10 @@ class GpuDevice:
 
     def empty(self, name: str, dtype: np.dtype, count: int, fill_nan: bool) -> Buffer:
         cp = self.cp
-        raw = cp.empty(count + 2 * GUARD_ELEMENTS, dtype=dtype)
+        guard, total = guard_layout(np.dtype(dtype), count)
+        raw = cp.empty(total, dtype=dtype)
         raw.view(cp.uint32)[...] = CANARY_BITS
-        data = raw[GUARD_ELEMENTS:GUARD_ELEMENTS + count]
+        data = raw[guard:guard + count]
         if fill_nan:  # an output: the grader's poison pattern, so "never written" is a bit test
             data.set(poison_fill(count, dtype))
         else:
@@ -93,10 +108,7 @@ class GpuDevice:
         return buf.handle[1].get()
 
     def canary_damage(self, buf: Buffer) -> dict[str, int]:
-        raw = buf.handle[0].view(self.cp.uint32).get()
-        before = int(np.count_nonzero(raw[:GUARD_ELEMENTS] != CANARY_BITS))
-        after = int(np.count_nonzero(raw[GUARD_ELEMENTS + buf.count:] != CANARY_BITS))
-        return {k: v for k, v in (("before", before), ("after", after)) if v}
+        return canary_words_damaged(buf.handle[0].view(self.cp.uint32).get(), np.dtype(buf.dtype), buf.count)
 
     def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int,
                seconds: float | None = None) -> LaunchOutcome:
@@ -130,6 +142,27 @@ class GpuDevice:
         for b in bufs:
             b.handle = None
             b.arg = None
+
+
+def guard_layout(dtype: np.dtype, count: int) -> tuple[int, int]:
+    """(guard elements on each side, total elements) of a buffer of `count` elements of `dtype`:
+    GUARD_ELEMENTS 4-byte canary words on each side whatever the element size, and the whole in
+    whole 4-byte words (a 2-byte type with an odd count gets one element of padding)."""
+    size = dtype.itemsize
+    guard = GUARD_ELEMENTS * 4 // size  # 4 KiB of canaries on each side
+    pad = (-count * size) % 4 // size
+    return guard, 2 * guard + count + pad
+
+
+def canary_words_damaged(words: np.ndarray, dtype: np.dtype, count: int) -> dict[str, int]:
+    """Canary words changed before and after the data, in a buffer laid out by guard_layout and read
+    back as uint32. A word the data shares with padding (a 2-byte type, odd count) is not checked."""
+    guard, _ = guard_layout(dtype, count)
+    first = guard * dtype.itemsize // 4
+    end = -(-(guard + count) * dtype.itemsize // 4)  # first word past the data, rounded up
+    before = int(np.count_nonzero(words[:first] != CANARY_BITS))
+    after = int(np.count_nonzero(words[end:] != CANARY_BITS))
+    return {k: v for k, v in (("before", before), ("after", after)) if v}
 
 
 def _wait(cp: Any, seconds: float) -> bool:

@@ -22,6 +22,19 @@ LINE_METRICS = PROFILE_METRICS
 _HAZARDS = {"RAW": "read-after-write race", "WAR": "write-after-read race", "WAW": "write-after-write race"}
 
 
+def _hazard_kind(h: Mapping[str, Any]) -> str:
+    """A hazard's title: its kind, and where it is when not between warps on shared memory."""
+    kind = _HAZARDS.get(h["kind"], f"{h['kind']} race")
+    scope, space = h.get("scope", "block"), h.get("space", "shared")
+    if space == "global" and scope == "grid":
+        return f"{kind} between blocks (global memory)"
+    if space == "global":
+        return f"{kind} on global memory"
+    if scope == "warp":
+        return f"{kind} inside a warp"
+    return kind
+
+
 def race_findings(ctx: Context) -> list[dict[str, Any]]:
     """Hazards between warps (both lines, earlier access first) and barrier errors, deduplicated
     as race_messages deduplicates them."""
@@ -35,11 +48,15 @@ def race_findings(ctx: Context) -> list[dict[str, Any]]:
                 kind = "barrier deadlock" if b["kind"] == "deadlock" else "divergent barrier"
                 out.append(_record(kind, "race", [b.get("line")], sizes,
                                    f"{kind} in block {tuple(b['block'])}: {b.get('detail', '')}".rstrip(": ")))
+        # as race_messages: global races of a launch that strayed outside its buffers are memory-safety's
+        strayed = any(m.get("space") == "global" for m in emu.get("memory_errors", []))
         for h in emu.get("hazards", []):
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"])
+            if strayed and h.get("space") == "global":
+                continue
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
             if key not in seen:
                 seen.add(key)
-                kind = _HAZARDS.get(h["kind"], f"{h['kind']} race")
+                kind = _hazard_kind(h)
                 out.append(_record(kind, "race", [h["first_line"], h["second_line"]], sizes,
                                    f"{kind} between line {h['first_line']} and line {h['second_line']}: {h['count']:,} bytes, "
                                    f"e.g. block {tuple(h['block'])}: {h.get('example', '')}".rstrip(": ")))

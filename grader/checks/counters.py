@@ -6,10 +6,10 @@ from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 from ..results import TestResult
-from ..spec import CheckSpec, Spec
+from ..spec import COUNTER_METRICS, CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
-from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv
+from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
@@ -23,6 +23,14 @@ SH_LD_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 SH_ST_WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 SH_LD_INST = "smsp__sass_inst_executed_op_shared_ld.sum"
 SH_ST_INST = "smsp__sass_inst_executed_op_shared_st.sum"
+# Global atomics: `atom` (old value used) and `red` (reductions, and atomics whose result is unused).
+ATOM_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+RED_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"
+ATOM_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+RED_REQUESTS = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
+# Shared-memory atomics: their wavefronts and warp instructions.
+SH_ATOM_WAVES = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
+SH_ATOM_INST = "smsp__inst_executed_op_shared_atom.sum"
 
 
 @dataclass(frozen=True)
@@ -37,9 +45,11 @@ class Measure:
 
 
 TRAFFIC = Measure(
-    "Global memory traffic", (LD_SECTORS, ST_SECTORS), (LD_REQUESTS, ST_REQUESTS), "global 32-byte sectors",
-    "Coalesce: consecutive threads (threadIdx.x) should touch consecutive addresses, and data reused by a "
-    "block should be loaded once into shared memory.")
+    "Global memory traffic", (LD_SECTORS, ST_SECTORS, ATOM_SECTORS, RED_SECTORS),
+    (LD_REQUESTS, ST_REQUESTS, ATOM_REQUESTS, RED_REQUESTS), "global 32-byte sectors",
+    "Coalesce: consecutive threads (threadIdx.x) should touch consecutive addresses, data reused by a "
+    "block should be loaded once into shared memory, and results combined inside a block before one atomic "
+    "per block goes to global memory.")
 BANKS = Measure(
     "Shared-memory bank conflicts", (SH_LD_WAVES, SH_ST_WAVES), (SH_LD_INST, SH_ST_INST), "shared-memory wavefronts",
     "Threads of a warp should hit 32 different banks: pad a [32][32] tile to [32][33] so a column walk does not "
@@ -47,6 +57,13 @@ BANKS = Measure(
 
 
 MEASURES = {"traffic": TRAFFIC, "bank-conflicts": BANKS}
+# Every metric a spec's `counters` may name for a check (the emulator counts each of them).
+COUNTABLE = COUNTER_METRICS
+
+
+def compared(category: str, conf: CheckSpec) -> tuple[str, ...]:
+    """The metrics a counters check sums: the spec's `counters`, else the check's default."""
+    return tuple(conf.counters) if conf.counters else MEASURES[category].compared
 NCU_STAGE = "ncu"
 
 
@@ -125,8 +142,9 @@ class CountersCheck:
     def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str,
                shipped: bool = False) -> TestResult:
         m = self.measure
-        sub = sum(counts["submission"].get(k, 0) for k in m.compared)
-        ref = sum(counts["reference"].get(k, 0) for k in m.compared)
+        summed = compared(self.category, conf)
+        sub = sum(counts["submission"].get(k, 0) for k in summed)
+        ref = sum(counts["reference"].get(k, 0) for k in summed)
         ratio = sub / ref if ref else (1.0 if sub == 0 else float("inf"))
         passed = ratio <= conf.max_ratio
         # Partial credit falls linearly from the budget to zero at twice the budget.
@@ -138,7 +156,7 @@ class CountersCheck:
                 f"(ratio {ratio:.2f}, budget {conf.max_ratio:.2f}; measured by {source}).")
         if not passed:
             text += " " + (conf.hints.get("fails") or m.advice)
-        extra = {"ratio": round(ratio, 4) if ratio != float("inf") else "inf", "sizes": dict(sizes),
+        extra = {"ratio": round(ratio, 4) if ratio != float("inf") else "inf", "sizes": dict(sizes), "summed": list(summed),
                  "submission": dict(counts["submission"]), "reference": dict(counts["reference"])}
         return verdict(m.name, conf, passed, text, score=score, extra=extra)
 
@@ -162,8 +180,8 @@ def _emu_counts(ctx: Context, sizes: Mapping[str, int], modules: Sequence[str] =
 
 def ncu_metrics(spec: Spec) -> list[str]:
     """Every metric the spec's counter checks read (empty: no check needs ncu)."""
-    checks = [c for c, conf in spec.checks.items() if c in MEASURES and conf.size]
-    return list(dict.fromkeys(m for c in checks for m in MEASURES[c].compared + MEASURES[c].reported))
+    checks = {c: conf for c, conf in spec.checks.items() if c in MEASURES and conf.size}
+    return list(dict.fromkeys(m for c, conf in checks.items() for m in compared(c, conf) + MEASURES[c].reported))
 
 
 def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prestarted | None:
@@ -172,7 +190,7 @@ def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prest
     metrics = ncu_metrics(spec)
     if not (metrics and tools.ncu):
         return None
-    return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, spec.kernel.name), extra_env=ncu_env(),
+    return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, [k.name for k in spec.kernel.chain]), extra_env=ncu_env(),
                            wait=wait + spec.limits.run_seconds)
 
 
@@ -189,7 +207,7 @@ def _ncu_counts(ctx: Context):
     # No turns across gradings: ncu's own lock (in the temp folder they share, tools.ncu_env) already
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, ctx.spec.kernel.name),
+    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, [k.name for k in ctx.spec.kernel.chain]),
                            log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
@@ -199,9 +217,10 @@ def _ncu_counts(ctx: Context):
         r = stage.results.get(t.id)
         if r is None or r.status != "ok":
             return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
-    if len(parsed.rows) != len(tasks):
-        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks)}"
+    per_task = len(ctx.spec.kernel.chain)  # one row per kernel of the chain: summed per launch
+    if len(parsed.rows) != len(tasks) * per_task:
+        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks) * per_task}"
     by_size: dict[str, dict[str, Mapping[str, float]]] = {}
-    for t, row in zip(tasks, parsed.rows):
+    for t, row in zip(tasks, sum_rows(parsed.rows, per_task)):
         by_size.setdefault(sizes_text(t.sizes), {})[t.module] = row
     return by_size, None

@@ -46,8 +46,14 @@ def race_messages(ctx: Context) -> list[str]:
             if key not in seen:
                 seen.add(key)
                 out.append(_barrier_text(ctx, b, sizes))
+        # A launch that reached outside its buffers (graded by memory-safety) may land in another
+        # buffer, or on elements other threads own: global races are then that bug's consequence, as
+        # differing launches are on a GPU (race._repeat_problems).
+        strayed = any(m.get("space") == "global" for m in emu.get("memory_errors", []))
         for h in emu.get("hazards", []):
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"])
+            if strayed and h.get("space") == "global":
+                continue
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
             if key not in seen:
                 seen.add(key)
                 out.append(_hazard_text(ctx, h, sizes))
@@ -172,6 +178,20 @@ def bullet(messages: Sequence[str]) -> str:
 def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -> str:
     first, second = ctx.quote(h["first_line"]), ctx.quote(h["second_line"])
     where = f"({h['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(h['block'])}: {h.get('example', '')})"
+    scope, space = h.get("scope", "block"), h.get("space", "shared")
+    if space == "global" and scope == "grid":
+        return (f"race between blocks on global memory: {first} and {second} access the same global memory from "
+                f"different blocks, at least one with a plain write ({h['kind']}) {where}. Blocks of one launch run in no "
+                "fixed order and cannot wait for each other: combine the blocks' results with an atomic (atomicAdd), "
+                "or write one partial result per block and combine them in a second kernel.")
+    if space == "global":
+        return (f"{h['kind']} race on global memory inside a block: {first} and {second} access the same global memory "
+                f"from different warps with no __syncthreads() between them {where}.")
+    if scope == "warp":
+        return (f"race inside a warp: {first} and {second} access the same shared memory from different lanes of one "
+                f"warp with no __syncwarp() between them ({h['kind']}) {where}. Since Volta the lanes of a warp do not "
+                "run in lock-step: put __syncwarp() between the write and the read (and between the read and the next "
+                "write), or exchange values with __shfl_down_sync().")
     if h["kind"] == "RAW":
         return (f"read-after-write race: {second} reads shared memory that another warp writes at {first} "
                 f"with no __syncthreads() between them {where}. Add a barrier after the writes, before the reads.")

@@ -39,7 +39,7 @@ class PerformanceCheck:
         if ctx.backend != "gpu" or not ctx.has_reference:
             return []
         seed = ctx.seed_for("performance")
-        modules = ["submission", "reference"] + (["baseline"] if conf.baseline == "cublas" else [])
+        modules = ["submission", "reference"] + (["baseline"] if conf.baseline in ("cublas", "library") else [])
         after = str(ctx.runner.workdir / GPU_FREE)
         requires = tuple(correctness_task_ids(ctx))
         return [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes=conf.size, seeds=(seed,),
@@ -72,7 +72,8 @@ class PerformanceCheck:
                 f"{sizes_text(conf.size)}: {speed:.0%} of its speed (full marks from {conf.full_marks:.0%}; "
                 f"{fraction:.0%} of the points, in steps of {1 / STEPS:.0%}).")
         if "baseline" in ms:
-            text += f" cuBLAS: {ms['baseline']:.3f} ms, so you reach {ms['baseline'] / ms['submission']:.0%} of cuBLAS."
+            lib = "cuBLAS" if conf.baseline == "cublas" else "the library"
+            text += f" {lib}: {ms['baseline']:.3f} ms, so you reach {ms['baseline'] / ms['submission']:.0%} of {lib}'s speed."
         if shared:
             text += (" Another grading kept running on this GPU while it was timed (a batch sharing the GPU, with a "
                      "kernel that would not finish), so these times may be slower than the kernel really is.")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import memory, ptx
+from .global_hazards import GlobalShadow
 from .hazards import Hazard, SharedShadow, UninitRead
 from .machine import KernelCode, Machine, Recorder, Stop, decode_kernel
 from .operands import Unsupported
@@ -23,6 +24,7 @@ __all__ = ["Emulator", "LaunchReport", "BarrierError", "MemoryFault", "Hazard", 
 
 MAX_LANES_PER_CHUNK = 1 << 18  # lanes resident at once; larger grids run in block chunks
 MAX_SHADOW_BYTES = 1 << 24  # shared bytes of the hazard shadow (16 B of shadow per byte)
+MAX_GLOBAL_SHADOW_BYTES = 1 << 22  # global bytes of the global-race shadow (32 B of shadow per byte)
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,14 @@ class Emulator:
         """Copy `count` elements of `dtype` from device memory into a new host array."""
         return self.heap.read(int(addr), dtype, int(count))
 
+    def _global_shadow(self, code: KernelCode, num_blocks: int, block, grid) -> GlobalShadow | None:
+        """The launch's global-race shadow over the live buffers, or None for a kernel with a fence
+        (see global_hazards.py) or no buffer."""
+        if _has_fence(code) or not self.heap.starts:
+            return None
+        return GlobalShadow(self.heap.starts, self.heap.ends, self.heap.names, num_blocks, block, grid,
+                            max_bytes=MAX_GLOBAL_SHADOW_BYTES)
+
     def watch_output(self, addr: int, esize: int) -> None:
         """Treat the allocation at `addr` as an output whose contents on entry are undefined: the
         launch reports which elements were never written and which lines read one before it was."""
@@ -168,6 +178,7 @@ class Emulator:
         if track_hazards and shared_total > 0:
             shadow_blocks = min(num_blocks, max(1, MAX_SHADOW_BYTES // shared_total))
             shadow = SharedShadow(shadow_blocks, shared_total, block, grid)
+        gshadow = self._global_shadow(code, num_blocks, block, grid) if track_hazards else None
         wpb = (tpb + 31) // 32
         per_chunk = max(1, MAX_LANES_PER_CHUNK // (wpb * 32))
         status, message = "ok", ""
@@ -178,6 +189,7 @@ class Emulator:
                     m = Machine(code, self.heap, params, grid, block, shared_bytes, (b0, b1), rec,
                                 shadow if b0 < shadow_blocks else None)
                     m.shadow_blocks = shadow_blocks
+                    m.gshadow = gshadow
                     try:
                         m.run(step_limit)
                     finally:
@@ -193,6 +205,8 @@ class Emulator:
         counters.update({key: int(v) for key, v in rec.counters.items()})
         per_line = {int(line): {key: int(v) for key, v in d.items()} for line, d in sorted(rec.per_line.items())}
         hazards = shadow.hazards() if shadow is not None else ()
+        if gshadow is not None:
+            hazards = tuple(hazards) + gshadow.hazards()
         uninit = shadow.uninit_reads() if shadow is not None else ()
         barrier_errors = tuple(BarrierError(**d) for d in rec.barrier_errors)
         memory_errors = tuple(MemoryFault(**d) for d in rec.memory_errors)
@@ -203,6 +217,11 @@ class Emulator:
         unwritten = watch.unwritten() if watch else {}
         return LaunchReport(status, message, counters, per_line, tuple(hazards), barrier_errors,
                             memory_errors, tuple(uninit), rec.steps, rec.warp_instructions, output_reads, unwritten)
+
+
+def _has_fence(code: KernelCode) -> bool:
+    """Whether the kernel has a memory fence (`__threadfence()`), which may order its blocks."""
+    return any(ins.opcode in ("membar", "fence") for ins in code.kernel.instrs)
 
 
 def _summary(rec, hazards, barrier_errors, memory_errors, uninit) -> str:

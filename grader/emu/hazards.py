@@ -12,7 +12,16 @@ of that block), at byte granularity:
   batched instruction writing the same byte).
 * WAR: a write touches a byte read in this epoch by a different warp. The reader set is compressed
   to "first reader thread + whether more than one warp read", which is enough to never miss a WAR.
-* Accesses from the same warp are never reported (the emulator runs a warp in lockstep).
+* Accesses from the same warp are not reported by the three rules above (the emulator runs a warp in
+  lockstep). When the caller passes each warp's count of warp-level synchronisations
+  (``warp_sync``: ``__syncwarp()``, shuffles, votes and other ``.sync`` collectives the warp
+  executed), one more rule applies, because since Volta the lanes of a warp are scheduled
+  independently: a read of a byte that *another lane of the same warp* wrote in this epoch with no
+  warp-level synchronisation of that warp in between is an intra-warp RAW (scope "warp"). A read and
+  a write that are both ``volatile`` are exempt: the legacy ``volatile`` warp-synchronous reduction
+  tail is accepted (see docs/emulator.md for why).
+* Atomics (``atomic=True``) are writes that never conflict with each other; an atomic and a plain
+  access of another warp in one epoch still race.
 * Uninitialised read: a read of a byte no thread of the block has written since the launch.
 
 Findings are aggregated by ``(kind, first_line, second_line)`` (hazards) and by line (uninitialised
@@ -53,6 +62,15 @@ MAX_THREADS_PER_BLOCK = 1024
 # Epochs start at 1 so that an all-zero entry means "never accessed since launch".
 _TID_MASK = np.int64(0x3FF)
 _MULTI = np.int64(1 << 10)
+_ATOMIC = np.int64(1 << 10)  # the same bit in writer entries: written by an atomic
+# Intra-warp reader entries (``_rw``): bits 0-9 first reader thread, bit 10 "read by several lanes of
+# that warp", bit 11 "some read was not volatile", bits 12-27 line, bits 28-63 the window the reads
+# fall in: (block epoch mod 2^18) << 18 | (warp-sync count mod 2^18).
+_RW_MULTI = np.int64(1 << 10)
+_RW_NONVOL = np.int64(1 << 11)
+_RW_LINE_SHIFT = np.int64(12)
+_RW_KEY_SHIFT = np.int64(28)
+_RW_KEY_BITS = np.int64((1 << 18) - 1)
 _LINE_SHIFT = np.int64(11)
 _LINE_MASK = np.int64(0xFFFF)
 _EPOCH_SHIFT = np.int64(27)
@@ -73,18 +91,24 @@ class _PendingRead:
     epoch: np.ndarray  # int64 [W] epoch of each row's block when the load ran
     nbytes: int
     line: int
+    sync: np.ndarray | None = None  # int64 [W] warp-sync count of each row's warp (intra-warp rule)
+    volatile: bool = False
 
 
 @dataclass(frozen=True)
 class Hazard:
-    """A shared-memory data race between two source lines (racecheck-style, aggregated)."""
+    """A data race between two source lines (racecheck-style, aggregated)."""
 
     kind: str  # "RAW", "WAR", "WAW"
     first_line: int  # source line of the earlier access
     second_line: int  # source line of the later, conflicting access
     count: int  # conflicting (thread, byte) accesses over the launch for this key
     block: tuple[int, int, int]  # one block where it happened (first seen)
-    example: str  # one concrete thread pair and shared offset
+    example: str  # one concrete thread pair and offset
+    space: str = "shared"  # "shared" or "global"
+    # "block": threads of different warps of one block; "warp": lanes of one warp with no warp-level
+    # synchronisation between (Volta's independent thread scheduling); "grid": different blocks.
+    scope: str = "block"
 
 
 @dataclass(frozen=True)
@@ -124,7 +148,10 @@ class SharedShadow:
         self.max_findings = int(max_findings)
         size = self.num_blocks * self.nbytes
         self._epoch = np.ones(self.num_blocks, dtype=np.int64)
-        self._w = np.zeros(size, dtype=np.int64)  # last writer: epoch | line | tid
+        self._w = np.zeros(size, dtype=np.int64)  # last writer: epoch | line | tid | atomic bit
+        # last writer's warp-sync count << 2 | volatile bit << 1 (the intra-warp rule; see above)
+        self._ws = np.zeros(size, dtype=np.int64)
+        self._rw = np.zeros(size, dtype=np.int64)  # intra-warp reader set (see _RW_*)
         self._r = np.zeros(size, dtype=np.int64)  # first reader: epoch | line | multi | tid
         # Per-block summaries that let loads skip the writer check (see the module docstring).
         self._unwritten = np.full(self.num_blocks, self.nbytes, dtype=np.int64)  # bytes never written
@@ -147,6 +174,9 @@ class SharedShadow:
         active: np.ndarray,
         write: bool,
         line: int,
+        warp_sync: np.ndarray | None = None,
+        volatile: bool = False,
+        atomic: bool = False,
     ) -> None:
         """Record one batched shared-memory instruction and check it against the shadow.
 
@@ -159,6 +189,10 @@ class SharedShadow:
             active: bool ``[W, 32]`` lanes that really access (active and predicate-true).
             write: True for stores (and the write half of atomics), False for loads.
             line: source line of the instruction (0 if unknown).
+            warp_sync: int64 ``[W]`` warp-level synchronisations each row's warp has executed so far
+                in this launch; None turns the intra-warp rule off.
+            volatile: the instruction is a ``volatile`` access (``ld.volatile.shared``).
+            atomic: the write half of an atomic (never a hazard against another atomic).
 
         Bytes outside ``[0, nbytes)`` of the block's shared memory are ignored here; the memory
         model reports them as out-of-bounds accesses.
@@ -171,8 +205,10 @@ class SharedShadow:
             offset = offset.astype(np.uint64, copy=False)
         active = np.asarray(active, dtype=bool)
         rows = active.any(axis=1)
+        sync = None if warp_sync is None else np.asarray(warp_sync, dtype=np.int64)
         if not rows.all():
             block, warp, offset, active = block[rows], warp[rows], offset[rows], active[rows]
+            sync = None if sync is None else sync[rows]
         if block.size == 0:
             return
         epoch_rows = self._epoch[block]
@@ -180,7 +216,12 @@ class SharedShadow:
             self._replay_reads()  # the WAR check below needs every earlier load's reader entry
             flat, tid, epoch = self._expand(block, warp, offset, active, nbytes, epoch_rows)
             if flat.size:
-                self._write(flat, tid, epoch, tid >> _WARP_SHIFT, line)
+                side = None
+                if sync is not None:
+                    rec_sync = self._expand(block, warp, offset, active, nbytes, sync)[2]
+                    self._check_warp_write(flat, tid, epoch, rec_sync, volatile, line)
+                    side = (rec_sync << 2) | (2 if volatile else 0)
+                self._write(flat, tid, epoch, tid >> _WARP_SHIFT, line, atomic, side)
             # Conservative (rows with every lane outside count too): only gates the load check.
             self._wepoch[block] = epoch_rows
             return
@@ -189,11 +230,14 @@ class SharedShadow:
         check = (self._unwritten[block] != 0) | (self._wepoch[block] == epoch_rows)
         if check.any():
             sel = None if check.all() else check
-            flat, tid, epoch = self._expand(*_rows(sel, block, warp, offset, active), nbytes,
-                                            epoch_rows if sel is None else epoch_rows[sel])
+            rows_ = _rows(sel, block, warp, offset, active)
+            flat, tid, epoch = self._expand(*rows_, nbytes, epoch_rows if sel is None else epoch_rows[sel])
             if flat.size:
                 self._check_read(flat, tid, epoch, tid >> _WARP_SHIFT, line)
-        self._defer_read(block, warp, offset, active, epoch_rows, int(nbytes), line)
+                if sync is not None:
+                    rec_sync = self._expand(*rows_, nbytes, sync if sel is None else sync[sel])[2]
+                    self._check_warp_read(flat, tid, epoch, rec_sync, volatile, line)
+        self._defer_read(block, warp, offset, active, epoch_rows, int(nbytes), line, sync, volatile)
 
     def barrier(self, blocks: np.ndarray) -> None:
         """A barrier completed in each of ``blocks`` (linear ids): start a new epoch there."""
@@ -207,7 +251,8 @@ class SharedShadow:
     def hazards(self) -> tuple[Hazard, ...]:
         """Aggregated hazards, sorted by (first_line, second_line, kind)."""
         out = [
-            Hazard(kind, first, second, int(v[0]), v[1], v[2])
+            Hazard(kind.split("-")[-1], first, second, int(v[0]), v[1], v[2],
+                   scope="warp" if kind.startswith("warp-") else "block")
             for (kind, first, second), v in self._hazards.items()
         ]
         return tuple(sorted(out, key=lambda h: (h.first_line, h.second_line, h.kind)))
@@ -230,7 +275,22 @@ class SharedShadow:
         if raw.any():
             self._note_hazard("RAW", raw, w, flat, tid, line)
 
-    def _defer_read(self, block, warp, offset, active, epoch_rows, nbytes, line) -> None:
+    def _check_warp_read(self, flat, tid, epoch, sync, volatile, line) -> None:
+        """The intra-warp rule: a byte written in this epoch by another lane of the reader's warp,
+        with no warp-level synchronisation of that warp since, unless both accesses are volatile."""
+        w = self._w[flat]
+        wtid = w & _TID_MASK
+        same_warp = ((w >> _EPOCH_SHIFT) == epoch) & ((wtid >> _WARP_SHIFT) == (tid >> _WARP_SHIFT)) & (wtid != tid)
+        if not same_warp.any():
+            return
+        ws = self._ws[flat]
+        race = same_warp & ((ws >> 2) == sync)
+        if volatile:
+            race &= (ws & 2) == 0
+        if race.any():
+            self._note_hazard("warp-RAW", race, w, flat, tid, line)
+
+    def _defer_read(self, block, warp, offset, active, epoch_rows, nbytes, line, sync=None, volatile=False) -> None:
         """Log a load batch for its reader-set update (copies: the caller may reuse its arrays)."""
         # Offsets at or past the end are dropped by _expand either way, so clipping them to the
         # shadow size keeps them "outside" and lets them fit in 32 bits.
@@ -239,7 +299,8 @@ class SharedShadow:
         else:
             clipped = np.minimum(offset, np.uint64(self.nbytes)).astype(np.uint32)
         self._pending.append(_PendingRead(block.copy(), warp.copy(), clipped, active.copy(),
-                                          epoch_rows.copy(), nbytes, line))
+                                          epoch_rows.copy(), nbytes, line,
+                                          None if sync is None else sync.copy(), volatile))
         self._pending_lanes += active.size
         if self._pending_lanes > _MAX_PENDING_LANES:
             self._replay_reads()
@@ -257,6 +318,50 @@ class SharedShadow:
                                             p.epoch if sel is None else p.epoch[sel])
             if flat.size:
                 self._update_readers(flat, tid, epoch, tid >> _WARP_SHIFT, p.line)
+                if p.sync is not None:
+                    sync = self._expand(block, warp, offset, active, p.nbytes, p.sync if sel is None else p.sync[sel])[2]
+                    self._update_warp_readers(flat, tid, epoch, sync, p.volatile, p.line)
+
+    @staticmethod
+    def _warp_key(epoch, sync):
+        return ((epoch & _RW_KEY_BITS) << np.int64(18)) | (sync & _RW_KEY_BITS)
+
+    def _update_warp_readers(self, flat, tid, epoch, sync, volatile, line) -> None:
+        """The intra-warp reader set of a load batch: the first reader of each byte in the current
+        (epoch, warp-sync) window of its warp, and whether other lanes of that warp read it too."""
+        key = self._warp_key(epoch, sync)
+        me = tid >> _WARP_SHIFT
+        r = self._rw[flat]
+        mine = ((r >> _RW_KEY_SHIFT) == key) & (((r & _TID_MASK) >> _WARP_SHIFT) == me)
+        fresh = ~mine
+        if fresh.any():
+            stamp = np.broadcast_to((key << _RW_KEY_SHIFT) | (np.int64(line) << _RW_LINE_SHIFT) | tid
+                                    | (0 if volatile else _RW_NONVOL), flat.shape)
+            self._rw[flat[fresh]] = stamp[fresh]
+            r = self._rw[flat]
+            mine = ((r >> _RW_KEY_SHIFT) == key) & (((r & _TID_MASK) >> _WARP_SHIFT) == me)
+        other = mine & ((r & _TID_MASK) != tid) & ((r & _RW_MULTI) == 0)
+        if other.any():
+            self._rw[flat[other]] |= _RW_MULTI
+        if not volatile:
+            nonvol = mine & ((r & _RW_NONVOL) == 0)
+            if nonvol.any():
+                self._rw[flat[nonvol]] |= _RW_NONVOL
+
+    def _check_warp_write(self, flat, tid, epoch, sync, volatile, line) -> None:
+        """Intra-warp WAR: a byte that another lane of the writer's warp read in the same (epoch,
+        warp-sync) window, unless every one of those reads and this write are volatile."""
+        key = self._warp_key(epoch, sync)
+        r = self._rw[flat]
+        rtid = r & _TID_MASK
+        race = ((r >> _RW_KEY_SHIFT) == key) & ((rtid >> _WARP_SHIFT) == (tid >> _WARP_SHIFT)) & (
+            (rtid != tid) | ((r & _RW_MULTI) != 0))
+        if volatile:
+            race &= (r & _RW_NONVOL) != 0
+        if race.any():
+            # _note_hazard reads the earlier line from bits 11-26 of the entry: repack the reader's
+            prev = ((r >> _RW_LINE_SHIFT) & _LINE_MASK) << _LINE_SHIFT | rtid
+            self._note_hazard("warp-WAR", race, prev, flat, tid, line)
 
     def _update_readers(self, flat, tid, epoch, me, line) -> None:
         """The reader-set half of a load batch (see the module docstring for the encoding)."""
@@ -274,9 +379,11 @@ class SharedShadow:
         if other.any():
             self._r[flat[other]] |= _MULTI
 
-    def _write(self, flat, tid, epoch, me, line) -> None:
+    def _write(self, flat, tid, epoch, me, line, atomic=False, side=None) -> None:
         w = self._w[flat]
         waw = ((w >> _EPOCH_SHIFT) == epoch) & (((w & _TID_MASK) >> _WARP_SHIFT) != me)
+        if atomic:
+            waw &= (w & _ATOMIC) == 0  # atomics never race with each other
         if waw.any():
             self._note_hazard("WAW", waw, w, flat, tid, line)
         r = self._r[flat]
@@ -289,12 +396,15 @@ class SharedShadow:
         fresh = w == 0
         if fresh.any():
             self._count_first_writes(flat[fresh])
-        self._w[flat] = self._stamp(epoch, line, tid, flat.shape)
+        stamp = self._stamp(epoch, line, tid, flat.shape)
+        self._w[flat] = stamp | _ATOMIC if atomic else stamp
+        if side is not None:
+            self._ws[flat] = np.broadcast_to(side, flat.shape)
         # Two warps of this batch writing one byte: the scatter kept one of them; every record
-        # of another warp lost the race against it.
+        # of another warp lost the race against it (atomics do not race with each other).
         w = self._w[flat]
         lost = ((w & _TID_MASK) >> _WARP_SHIFT) != me
-        if lost.any():
+        if lost.any() and not atomic:
             self._note_hazard("WAW", lost, w, flat, tid, line)
 
     def _count_first_writes(self, flat: np.ndarray) -> None:
@@ -384,6 +494,16 @@ class SharedShadow:
     def _example(self, kind: str, prev: int, tid: int, byte: int, first: int, second: int) -> str:
         earlier = self._thread_xyz(prev & int(_TID_MASK))
         later = self._thread_xyz(tid)
+        if kind == "warp-WAR":
+            return (
+                f"lanes of one warp (the first: {earlier}) read shared offset {byte} at line {first}; lane {later} "
+                f"of the same warp wrote it at line {second} with no __syncwarp() in between"
+            )
+        if kind == "warp-RAW":
+            return (
+                f"lane {earlier} wrote shared offset {byte} at line {first}; lane {later} of the same warp "
+                f"read it at line {second} with no __syncwarp() in between"
+            )
         if kind == "RAW":
             return (
                 f"thread {earlier} wrote shared offset {byte} at line {first}; "

@@ -131,12 +131,12 @@ class DecodeContext:
 
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from . import ops_control, ops_convert, ops_float, ops_int, ops_memory, ops_warp
+    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
 
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph
-    families = (ops_control, ops_warp, ops_memory, ops_float, ops_int, ops_convert)
+    families = (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert)
     handlers = []
     for pc, ins in enumerate(kernel.instrs):
         h = None
@@ -177,6 +177,7 @@ class Machine(Rendezvous):
         self.rec = rec
         self.shadow = shadow
         self.shadow_blocks = 0  # blocks with linear id below this are tracked by the shadow
+        self.gshadow = None  # the launch's global-memory race shadow (global_hazards.py), if tracked
         self.grid = tuple(grid)
         self.block = tuple(block)
         self.dyn_shared = int(dyn_shared)
@@ -234,9 +235,16 @@ class Machine(Rendezvous):
         self.depth = (self.alive != 0).astype(np.int64)
         self.waiting = np.zeros(self.NW, dtype=bool)
         self.wait_pc = np.zeros(self.NW, dtype=np.int64)
+        # named barriers (bar.sync id, count): the id and thread count each waiting warp arrived
+        # with; count 0 is the whole-block barrier
+        self.wait_bar = np.zeros(self.NW, dtype=np.int64)
+        self.wait_count = np.zeros(self.NW, dtype=np.int64)
         self.exit_pc = code.cfg.exit_pc
         self._ar = np.arange(self.NW)
         self._ret_cache: dict[int, bool] = {}
+        # warp-level synchronisations (__syncwarp, shuffles, votes: any `.sync` collective) each warp
+        # has executed: the hazard shadow's intra-warp rule compares them (hazards.py)
+        self.warp_sync = np.zeros(self.NW, dtype=np.int64)
 
     # ------------------------------------------------------------------ special registers
     def special(self, name: str) -> np.ndarray:
@@ -303,6 +311,8 @@ class Machine(Rendezvous):
                 x = self._exec(pc, W, tbits[~missing]) if W.size else None
         if x is not None:
             self.code.handlers[pc](x)
+            if coll is not None:
+                self.warp_sync[W] += 1
             rec.steps += 1
             rec.warp_instructions += W.size
             if not x.advanced:
@@ -451,9 +461,14 @@ class Machine(Rendezvous):
             self._try_release(np.unique(self.warp_block[W]))
 
     # ------------------------------------------------------------------ barriers
-    def arrive(self, x: Exec, pred: np.ndarray | None = None) -> None:
-        """The warps of x arrive at a CTA barrier (bar.sync / bar.red)."""
+    def arrive(self, x: Exec, pred: np.ndarray | None = None, barrier: int = 0, count: int = 0) -> None:
+        """The warps of x arrive at a CTA barrier (bar.sync / bar.red); `count` threads (a multiple of
+        32) for a named barrier `bar.sync barrier, count`, 0 for the whole block."""
         W = x.W
+        if count and count >= self.tpb:
+            count = 0  # a count covering the block is the block barrier
+        self.wait_bar[W] = barrier
+        self.wait_count[W] = count
         arriving = pack(x.mask.reshape(-1, WARP))
         partial = arriving != self.alive[W]
         if partial.any():
@@ -481,15 +496,38 @@ class Machine(Rendezvous):
         gx, gy, _ = self.grid
         return (gb % gx, (gb // gx) % gy, gb // (gx * gy))
 
+    def _release_named(self) -> None:
+        """Release the warps at a named barrier (bar.sync id, count) once `count` threads, counted by
+        whole warps as the hardware does, have arrived at that id in their block."""
+        at = np.flatnonzero(self.waiting & (self.wait_count > 0) & (self.depth > 0))
+        if at.size == 0:
+            return
+        key = self.warp_block[at] * 16 + self.wait_bar[at]
+        for k in np.unique(key):
+            ws = at[key == k]
+            if ws.size * WARP >= int(self.wait_count[ws[0]]):
+                self.waiting[ws] = False
+                d = self.depth[ws] - 1
+                self.spc[ws, d] = self.wait_pc[ws] + 1
+                self._settle(ws)
+                # the shadows order the whole block here: lenient for warps outside the barrier
+                ids = self.block_ids[self.warp_block[ws[:1]]]
+                if self.shadow is not None:
+                    self.shadow.barrier(ids[ids < self.shadow_blocks])
+                if self.gshadow is not None:
+                    self.gshadow.barrier(ids)
+
     def _try_release(self, blocks: np.ndarray) -> None:
+        if (self.wait_count > 0).any():
+            self._release_named()
         live = self.depth > 0
         nb = self.nb
         n_live = np.bincount(self.warp_block[live], minlength=nb)
-        n_wait = np.bincount(self.warp_block[live & self.waiting], minlength=nb)
+        n_wait = np.bincount(self.warp_block[live & self.waiting & (self.wait_count == 0)], minlength=nb)
         rel = (n_live == n_wait) & (n_wait > 0)
         if not rel.any():
             return
-        Wr = np.flatnonzero(self.waiting & live & rel[self.warp_block])
+        Wr = np.flatnonzero(self.waiting & live & rel[self.warp_block] & (self.wait_count == 0))
         pcs = self.wait_pc[Wr]
         blk = self.warp_block[Wr]
         lo = np.full(nb, _NOPC, dtype=np.int64)
@@ -517,6 +555,8 @@ class Machine(Rendezvous):
         if self.shadow is not None:
             ids = self.block_ids[np.flatnonzero(rel)]
             self.shadow.barrier(ids[ids < self.shadow_blocks])
+        if self.gshadow is not None:
+            self.gshadow.barrier(self.block_ids[np.flatnonzero(rel)])
 
     def _bar_red(self, ins: Instr, W: np.ndarray) -> None:
         from .ptx import Reg

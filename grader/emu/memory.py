@@ -218,15 +218,16 @@ def layout_shared(decls: list[VarDecl], extern: list[VarDecl], dynamic_bytes: in
     """
     offsets: dict[str, int] = {}
     top = 0
-    for d in decls:
-        if d.extern:
-            continue
+    # Module-scope shared arrays that are not extern (a __shared__ array declared in a __device__
+    # function lands at module scope in the PTX) are static, like the kernel's own.
+    static = [d for d in decls if not d.extern] + [d for d in extern if not d.extern and d.size]
+    for d in static:
         a = max(d.align, 16)
         top = (top + a - 1) // a * a
         offsets[d.name] = top
         top += d.size
     top = (top + 15) // 16 * 16
-    for d in list(extern) + [d for d in decls if d.extern]:
+    for d in [d for d in extern if d.extern or not d.size] + [d for d in decls if d.extern]:
         offsets[d.name] = top
     return offsets, top + int(dynamic_bytes)
 

@@ -14,7 +14,7 @@ from .ptx import Instr
 _WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": None, "u64": None}
 
 _OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "abs", "neg", "and", "or", "xor",
-        "not", "cnot", "shl", "shr", "shf", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad"}
+        "not", "cnot", "shl", "shr", "shf", "popc", "clz", "brev", "bfe", "bfi", "prmt", "sad", "bfind"}
 
 
 def _as(v, dt):
@@ -227,6 +227,23 @@ def decode(ins: Instr, ctx, pc: int):
     if op == "brev":
         ra, wr = reader(o[1], UINT[dt.itemsize]), writer(o[0], UINT[dt.itemsize])
         return lambda x: wr(x, _brev(ra(x), w))
+    if op == "bfind":
+        # the PTX ISA: the position of the most significant bit that is 1 (unsigned) or differs from
+        # the sign bit (signed); 0xFFFFFFFF when there is none; .shiftamt gives w - 1 - position
+        ra, wr = reader(o[1], dt), writer(o[0], np.uint32)
+        shiftamt = "shiftamt" in ins.mods
+        ut = UINT[dt.itemsize]
+
+        def h(x):
+            a = np.asarray(ra(x))
+            u = a.view(ut) if a.ndim else np.asarray(a).astype(dt).view(ut)
+            if dt.kind == "i":
+                u = np.where(a < 0, ~u, u).astype(ut)
+            none = u == 0
+            pos = (w - 1) - _clz(u, w).astype(np.int64)
+            d = (w - 1) - pos if shiftamt else pos
+            wr(x, np.where(none, np.uint32(0xFFFFFFFF), d.astype(np.uint32)))
+        return h
 
     if op == "bfe":
         ra, wr = reader(o[1], dt), writer(o[0], dt)

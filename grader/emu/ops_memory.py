@@ -13,7 +13,7 @@ import numpy as np
 from . import memory, traffic
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import DTYPES, UINT, Unsupported, reader, type_mods, writer
-from .ptx import Addr, Instr, Reg, Sink, Sym, Vec
+from .ptx import Addr, Group, Instr, Not, Pair, Reg, Sink, Sym, Vec
 
 WARP = 32
 _SPACES = ("param", "global", "const", "shared", "local")
@@ -29,8 +29,21 @@ K_WF_LD = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
 K_WF_ST = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
 K_BC_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 K_BC_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+# Global atomics: `atom` (the old value comes back) is ncu's op_atom, `red` (nothing comes back) its
+# op_red. PTX level: ptxas may turn an `atom` whose result is unused into a RED.
+K_SECT_ATOM = "l1tex__t_sectors_pipe_lsu_mem_global_op_atom.sum"
+K_SECT_RED = "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum"
+K_REQ_ATOM = "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"
+K_REQ_RED = "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum"
+# Shared atomics (atom and red alike): warp instructions and wavefronts.
+K_SH_ATOM = "smsp__inst_executed_op_shared_atom.sum"
+K_WF_ATOM = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum"
+# cp.async's global side (ops_async.py), as ncu counts LDGSTS
+K_SECT_LDGSTS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"
+K_REQ_LDGSTS = "l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"
 COUNTER_KEYS = (K_SECT_LD, K_SECT_ST, K_REQ_LD, K_REQ_ST, K_SH_LD, K_SH_ST, K_WF_LD, K_WF_ST,
-                K_BC_LD, K_BC_ST)
+                K_BC_LD, K_BC_ST, K_SECT_ATOM, K_SECT_RED, K_REQ_ATOM, K_REQ_RED, K_SH_ATOM, K_WF_ATOM,
+                K_SECT_LDGSTS, K_REQ_LDGSTS)
 
 
 def _address_reader(op: Addr, ctx, bits: int = 64):
@@ -177,6 +190,8 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     if bad.any():
         _record_faults(x, space, addr, code, bad, total, write, line)
     # Out-of-bounds lanes still count: on the hardware their request goes out like any other.
+    if m.gshadow is not None and ok.any():
+        _shadow_global(x, addr, ok, total, write, line, False)
     sect = traffic.global_sectors(addr.reshape(-1, WARP), total, mask.reshape(-1, WARP))
     rec.add(line, K_SECT_ST if write else K_SECT_LD, sect.sum())
     rec.add(line, K_REQ_ST if write else K_REQ_LD, np.count_nonzero(mask.reshape(-1, WARP).any(axis=1)))
@@ -184,6 +199,15 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     if m.heap.outputs is not None:
         m.heap.outputs.access(bidx[ok], total, write, line)
     return _move(m.heap.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
+
+
+def _shadow_global(x, addr, ok, nbytes, write, line, atomic) -> None:
+    """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py)."""
+    m = x.m
+    lanes = x.lanes()[ok]
+    block = m.block_ids[m.lane_block[lanes]]
+    tid = lanes % (m.wpb * WARP)
+    m.gshadow.access(addr[ok], nbytes, block, tid, write, line, atomic)
 
 
 def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):
@@ -257,11 +281,13 @@ def _window_access(x, space, addr, mask, esize, nvec, write, vals, line):
         if m.shadow is not None and ok.any():
             gb = m.block_ids[m.warp_block[x.W]]
             keep = gb < m.shadow_blocks
+            vol = "volatile" in x.instr.mods
+            sync = m.warp_sync[x.W]
             if keep.all():
-                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line)
+                m.shadow.access(gb, m.warp_in_block[x.W], off2, total, ok2, write, line, sync, vol)
             elif keep.any():
                 m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], total, ok2[keep],
-                                write, line)
+                                write, line, sync[keep], vol)
     else:
         bidx = m.lane_local_base[x.idx] + off
     return _move(sp.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
@@ -316,6 +342,9 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
     addr_of = _address_reader(addr_op, ctx)
     rb = reader(srcs[0], dt)
     rc = reader(srcs[1], dt) if aop == "cas" else None
+    # ptxas emits a RED for an `atom` whose old value nobody reads (NVRTC writes `atom` for every
+    # atomicAdd); count it as ncu will see it.
+    counts_as_atom = returns and not _result_unused(o[0], ctx)
     esize = dt.itemsize
     ut = UINT[esize]
     line = ins.line
@@ -338,6 +367,9 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
             else:
                 sp = "global"
         data, bidx, ok = _atom_target(x, sp, a, esize, line)
+        _count_atomic(x, sp, a, esize, counts_as_atom, ok, line)
+        if sp == "global" and x.m.gshadow is not None and ok.any():
+            _shadow_global(x, a, ok, esize, True, line, True)
         lanes_ok = np.flatnonzero(ok)
         if lanes_ok.size:
             _apply_atomic(data, bidx[lanes_ok], esize, dt, aop, b[lanes_ok],
@@ -345,6 +377,79 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
         if wr is not None:
             wr(x, old)
     return h
+
+
+def _regs_in(operand):
+    """Register names an operand mentions (an address's base, a vector's items, a negation's inner)."""
+    if isinstance(operand, Reg):
+        yield operand.name
+    elif isinstance(operand, Addr):
+        if isinstance(operand.base, Reg):
+            yield operand.base.name
+    elif isinstance(operand, (Vec, Group)):
+        for item in operand.items:
+            yield from _regs_in(item)
+    elif isinstance(operand, Pair):
+        yield from _regs_in(operand.first)
+        yield from _regs_in(operand.second)
+    elif isinstance(operand, Not):
+        yield from _regs_in(operand.inner)
+
+
+def _result_unused(dest, ctx) -> bool:
+    """Whether an atomic's destination register is never mentioned by another instruction of the
+    kernel (a dead result), or is `_`."""
+    if isinstance(dest, Sink):
+        return True
+    if not isinstance(dest, Reg):
+        return False
+    used = getattr(ctx, "_regs_mentioned", None)
+    if used is None:
+        used = {}
+        for ins in ctx.kernel.instrs:
+            for operand in ins.operands:
+                for name in _regs_in(operand):
+                    used[name] = used.get(name, 0) + 1
+            if ins.guard is not None:
+                used[ins.guard[0]] = used.get(ins.guard[0], 0) + 1
+        ctx._regs_mentioned = used
+    return used.get(dest.name, 0) <= 1
+
+
+def _count_atomic(x, space, addr, esize, returns, ok, line):
+    """Charge one batched atomic to the counters: sectors and requests for global memory (op_atom for
+    `atom`, op_red for `red`), instructions and wavefronts for shared memory.
+
+    Global: the distinct 32-byte sectors the warp's active lanes touch, as for a store (lanes on one
+    address share a sector). Shared: wavefronts by the store model (distinct words per bank; lanes on
+    one word count once), an assumption not yet calibrated against ncu for atomics.
+    """
+    m = x.m
+    mask2 = x.mask.reshape(-1, WARP)
+    if space == "global":
+        sect = traffic.global_sectors(addr.reshape(-1, WARP), esize, mask2)
+        m.rec.add(line, K_SECT_ATOM if returns else K_SECT_RED, sect.sum())
+        m.rec.add(line, K_REQ_ATOM if returns else K_REQ_RED, np.count_nonzero(mask2.any(axis=1)))
+        return
+    ok2 = ok.reshape(-1, WARP)
+    off2 = (addr & np.uint64(0xFFFFFFFF)).astype(np.uint32).reshape(-1, WARP)
+    wf, _ = _wavefronts(off2, esize, ok2)
+    m.rec.add(line, K_SH_ATOM, x.W.size)  # as for shared loads and stores: every warp at the instruction
+    m.rec.add(line, K_WF_ATOM, wf)
+    _shadow_atomic(x, off2, esize, ok2, line)
+
+
+def _shadow_atomic(x, off2, esize, ok2, line):
+    """A shared atomic in the hazard shadow: a write that races with plain accesses of other warps
+    (and other lanes, by the intra-warp rule) but never with other atomics."""
+    m = x.m
+    if m.shadow is None or not ok2.any():
+        return
+    gb = m.block_ids[m.warp_block[x.W]]
+    keep = gb < m.shadow_blocks
+    if keep.any():
+        m.shadow.access(gb[keep], m.warp_in_block[x.W][keep], off2[keep], esize, ok2[keep], True, line,
+                        m.warp_sync[x.W][keep], False, atomic=True)
 
 
 def _atom_target(x, space, addr, esize, line):

@@ -67,7 +67,16 @@ def decode(ins: Instr, ctx, pc: int):
             rp = reader(o[2], np.bool_)
             return lambda x: x.m.arrive(x, np.broadcast_to(rp(x), (x.n,)))
         if len(o) > 1:
-            raise Unsupported(f"{ins.full} with a thread count")
+            # bar.sync id, count: a named barrier for `count` threads
+            rid, rcount = reader(o[0], np.uint32), reader(o[1], np.uint32)
+
+            def named(x):
+                ids = np.unique(np.asarray(rid(x)))
+                counts = np.unique(np.asarray(rcount(x)))
+                if ids.size != 1 or counts.size != 1:
+                    raise Unsupported(f"{ins.full} with an id or thread count that differs between warps")
+                x.m.arrive(x, barrier=int(ids[0]) & 15, count=int(counts[0]))
+            return named
         # named barriers other than 0 behave like barrier 0 when the whole block uses them
         return lambda x: x.m.arrive(x)
     if op == "activemask":

@@ -8,6 +8,7 @@ if it is executed, and the machine reports it then.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -506,7 +507,38 @@ def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line
             kernel.local.append(_parse_var(stmt, "local"))
         # .param inside call blocks, .maxntid, .pragma ...: nothing to do
         return
-    kernel.instrs.append(_parse_instr(stmt, line))
+    ins = _parse_instr(stmt, line)
+    if any(_names_scoped_reg(o, kernel.regs) for o in ins.operands):
+        ins = dataclasses.replace(ins, operands=tuple(_as_reg(o, kernel.regs) for o in ins.operands))
+    kernel.instrs.append(ins)
+
+
+def _names_scoped_reg(op, regs) -> bool:
+    """Whether an operand mentions a register declared without `%` (inline asm's scoped
+    `{ .reg .f16 low, high; mov.b32 {low, high}, %r1; }`), which the operand parser took for a symbol."""
+    if isinstance(op, Sym):
+        return op.offset == 0 and op.name in regs
+    if isinstance(op, (Vec, Group)):
+        return any(_names_scoped_reg(i, regs) for i in op.items)
+    if isinstance(op, Pair):
+        return _names_scoped_reg(op.first, regs) or _names_scoped_reg(op.second, regs)
+    if isinstance(op, Addr):
+        return isinstance(op.base, Sym) and op.base.offset == 0 and op.base.name in regs
+    return False
+
+
+def _as_reg(op, regs):
+    if isinstance(op, Sym) and op.offset == 0 and op.name in regs:
+        return Reg(op.name)
+    if isinstance(op, Vec):
+        return Vec(tuple(_as_reg(i, regs) for i in op.items))
+    if isinstance(op, Group):
+        return Group(tuple(_as_reg(i, regs) for i in op.items))
+    if isinstance(op, Pair):
+        return Pair(_as_reg(op.first, regs), _as_reg(op.second, regs))
+    if isinstance(op, Addr) and isinstance(op.base, Sym) and op.base.offset == 0 and op.base.name in regs:
+        return Addr(Reg(op.base.name), op.offset)
+    return op
 
 
 def _declare_regs(stmt: str, kernel: Kernel) -> None:

@@ -136,6 +136,7 @@ class Rendezvous:
         res = first.compute(vals, part.reshape(1, _WARP))
         for x in execs:
             self.code.collectives[x.pc].write(x, res)
+        self.warp_sync[ws] += 1
         for i in entries:
             self.spc[w, i] += 1
             self.spark[w, i] = False

@@ -358,3 +358,89 @@ def test_sum_of_absolute_difference(compile_ptx):
     unsigned = [(abs((x & 0xFFFFFFFF) - (y & 0xFFFFFFFF)) + z) & 0xFFFFFFFF for x, y, z in zip(a.tolist(), b.tolist(), c.tolist())]
     np.testing.assert_array_equal(got[0], np.array(signed, dtype=np.uint32))
     np.testing.assert_array_equal(got[1], np.array(unsigned, dtype=np.uint32))
+
+
+BFIND = r'''
+extern "C" __global__ void k(const unsigned* a, const long long* b, int* out, int n) {
+  int i = threadIdx.x;
+  if (i < n) {
+    unsigned r0, r1, r2, r3;
+    asm("bfind.u32 %0, %1;" : "=r"(r0) : "r"(a[i]));
+    asm("bfind.shiftamt.u32 %0, %1;" : "=r"(r1) : "r"(a[i]));
+    asm("bfind.s32 %0, %1;" : "=r"(r2) : "r"((int)a[i]));
+    asm("bfind.s64 %0, %1;" : "=r"(r3) : "l"(b[i]));
+    out[6 * i] = r0; out[6 * i + 1] = r1; out[6 * i + 2] = r2; out[6 * i + 3] = r3;
+    out[6 * i + 4] = __ffs((int)a[i]); out[6 * i + 5] = __ffsll(b[i]);
+  }
+}
+'''
+
+
+def _bfind(v: int, width: int, signed: bool) -> int:
+    """The PTX ISA's bfind: position of the most significant non-sign bit, or 0xFFFFFFFF."""
+    if signed and v < 0:
+        v = ~v
+    v &= (1 << width) - 1
+    return v.bit_length() - 1 if v else 0xFFFFFFFF
+
+
+def test_bfind_and_ffs_against_the_ptx_isa(compile_ptx):
+    rng = np.random.default_rng(3)
+    a = np.r_[np.array([0, 1, 2, 0x80000000, 0xFFFFFFFF, 0x7FFFFFFF, 0x00010000], dtype=np.uint32),
+              rng.integers(0, 2**32, 25, dtype=np.uint64).astype(np.uint32)]
+    b = np.r_[np.array([0, -1, 1, -2**63, 2**62, -5, 12], dtype=np.int64), rng.integers(-2**63, 2**63 - 1, 25)]
+    n = a.size
+    emu = Emulator(compile_ptx(BFIND))
+    aa, ba, oa = emu.alloc(4 * n), emu.alloc(8 * n), emu.alloc(24 * n)
+    emu.write(aa, a)
+    emu.write(ba, b)
+    report = emu.launch("k", grid=1, block=n, args=[aa, ba, oa, n])
+    assert report.status == "ok", report.message
+    got = emu.read(oa, np.uint32, 6 * n).reshape(n, 6)
+    for i in range(n):
+        u, s64 = int(a[i]), int(b[i])
+        s32 = u - (1 << 32) if u >= 1 << 31 else u
+        pos = _bfind(u, 32, False)
+        assert got[i, 0] == pos
+        assert got[i, 1] == (0xFFFFFFFF if pos == 0xFFFFFFFF else 31 - pos)
+        assert got[i, 2] == _bfind(s32, 32, True)
+        assert got[i, 3] == _bfind(s64, 64, True)
+        assert got[i, 4] == ((u & -u).bit_length())  # __ffs: 1 + index of the lowest set bit, 0 for 0
+        assert got[i, 5] == ((s64 & -s64) & (2**64 - 1)).bit_length()
+
+
+NAMED = r'''
+extern "C" __global__ void k(float* out) {
+  __shared__ float s[128];
+  int t = threadIdx.x;
+  s[t] = t;
+  if (t < 64) {
+    asm volatile("bar.sync 1, 64;");   // warps 0 and 1 only
+    out[t] = s[63 - t];
+  } else {
+    asm volatile("bar.sync 2, 64;");   // warps 2 and 3 only
+    out[t] = s[191 - t];
+  }
+  asm volatile("bar.sync 0, 128;");    // the whole block, with its thread count
+  out[128 + t] = s[127 - t];
+}
+'''
+
+
+def test_named_barriers_with_a_thread_count(compile_ptx):
+    emu = Emulator(compile_ptx(NAMED))
+    out = emu.alloc(4 * 256)
+    report = emu.launch("k", grid=1, block=128, args=[out])
+    assert report.status == "ok", report.message
+    assert report.hazards == () and report.barrier_errors == ()
+    got = emu.read(out, np.float32, 256)
+    t = np.arange(128)
+    assert np.array_equal(got[:128], np.where(t < 64, 63 - t, 191 - t))
+    assert np.array_equal(got[128:], 127 - t)
+
+
+def test_a_named_barrier_nobody_else_reaches_deadlocks(compile_ptx):
+    src = NAMED.replace('asm volatile("bar.sync 2, 64;");', 'asm volatile("bar.sync 2, 96;");')
+    emu = Emulator(compile_ptx(src))
+    report = emu.launch("k", grid=1, block=128, args=[emu.alloc(4 * 256)])
+    assert report.status == "deadlock"

@@ -1,6 +1,6 @@
 // expect: correctness
-// also: memory-safety
-// why: the store guard compares out_row with rows and out_col with cols (swapped), which is right only when rows == cols.
+// also: memory-safety, race
+// why: the store guard compares out_row with rows and out_col with cols (swapped), which is right only when rows == cols. When rows != cols two threads then store to one element of out: a race the emulator names.
 
 #define TILE 32
 

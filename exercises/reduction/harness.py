@@ -1,0 +1,24 @@
+"""reduction harness: out = sum(x), accumulated into out (zero on entry)."""
+
+import numpy as np
+
+
+def make_inputs(sizes, rng):
+    n = sizes["n"]
+    x = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
+    return {"x": x, "out": np.zeros(1, dtype=np.float32)}
+
+
+def reference(inputs, sizes):
+    x = inputs["x"].astype(np.float64)
+    return {"out": np.array([inputs["out"].astype(np.float64)[0] + x.sum()])}
+
+
+def magnitude(inputs, sizes):
+    # the rounding error of a float32 sum scales with sum |x|, not with |sum| (which may cancel)
+    return {"out": np.array([np.abs(inputs["x"].astype(np.float64)).sum() + abs(float(inputs["out"][0]))])}
+
+
+def baseline(cp, inputs, sizes):
+    """CuPy's own reduction (CUB), the library this kernel is measured against."""
+    cp.sum(inputs["x"])

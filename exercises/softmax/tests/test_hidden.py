@@ -1,0 +1,30 @@
+"""Hidden tests for softmax, run against the student's kernel (fixtures: launch, make_inputs)."""
+import numpy as np
+
+
+def test_equal_inputs_give_a_uniform_row(launch, make_inputs):
+    rows, cols = 2, 300
+    out = launch({"rows": rows, "cols": cols}, {"x": np.full((rows, cols), 7.0, np.float32)})
+    assert out.error is None, out.error
+    y = out["y"].reshape(rows, cols)
+    assert np.allclose(y, 1.0 / cols, rtol=1e-5), f"a row of equal values should give 1/{cols} everywhere, got {y[0, :4]}"
+
+
+def test_rows_sum_to_one_even_with_huge_values(launch, make_inputs):
+    rows, cols = 3, 513
+    x = np.random.default_rng(5).standard_normal((rows, cols)).astype(np.float32) * 10 + 1000.0
+    out = launch({"rows": rows, "cols": cols}, {"x": x})
+    assert out.error is None, out.error
+    y = out["y"].reshape(rows, cols)
+    assert np.isfinite(y).all(), "inputs near 1000 gave inf or NaN: subtract the row maximum before expf"
+    assert np.allclose(y.sum(axis=1), 1.0, rtol=1e-4), f"rows should sum to 1, got {y.sum(axis=1)}"
+
+
+def test_one_dominant_element(launch, make_inputs):
+    rows, cols = 1, 260
+    x = np.zeros((rows, cols), np.float32)
+    x[0, 259] = 200.0   # the last element, in the block's second pass over the row
+    out = launch({"rows": rows, "cols": cols}, {"x": x})
+    assert out.error is None, out.error
+    y = out["y"].reshape(rows, cols)
+    assert y[0, 259] == 1.0 and np.all(y[0, :259] == 0.0), "a +200 element should take all the probability"

@@ -1,0 +1,24 @@
+// expect: traffic
+// also: performance
+// why: every element is counted with an atomicAdd on the global bins: no privatisation, so each warp's 32 increments go to up to 32 different global sectors and the hot bin serialises across the whole GPU.
+
+#define BINS 256
+
+extern "C" __global__ void histogram(const unsigned char* __restrict__ data, unsigned int* bins, int n)
+{
+    __shared__ unsigned int local[BINS];
+    const int t = threadIdx.x;
+
+    for (int b = t; b < BINS; b += blockDim.x)   // private bins start at zero
+        local[b] = 0;
+    __syncthreads();                              // zeroed before any thread counts
+
+    // Grid-stride loop: consecutive threads read consecutive bytes; the atomics stay on chip.
+    for (int i = blockIdx.x * blockDim.x + t; i < n; i += gridDim.x * blockDim.x)
+        atomicAdd(&bins[data[i]], 1u);
+    __syncthreads();                              // every count in before the merge reads them
+
+    for (int b = t; b < BINS; b += blockDim.x) {
+        (void)local[b];
+    }
+}

@@ -1,0 +1,187 @@
+"""Races beyond shared memory between warps: global memory between blocks (and between warps of a
+block), lanes of one warp through shared memory (independent thread scheduling), and shared atomics
+against plain accesses. Every kernel here is real NVRTC output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.emu import Emulator
+
+N = 1000
+
+REDUCE = r'''
+extern "C" __global__ void red(const float* x, float* out, int n) {
+  __shared__ float s[256];
+  int t = threadIdx.x, i = blockIdx.x * 256 + t;
+  s[t] = i < n ? x[i] : 0.f;
+  __syncthreads();
+  for (int k = 128; k > LAST; k >>= 1) {
+    if (t < k) s[t] += s[t + k];
+    __syncthreads();
+  }
+TAIL
+  __syncthreads();
+  if (t == 0) FINAL;
+}
+'''
+
+TAILS = {
+    "none": "",
+    "plain": """  if (t < 32) {
+    s[t] += s[t + 32];
+    s[t] += s[t + 16];
+    s[t] += s[t + 8];
+    s[t] += s[t + 4];
+    s[t] += s[t + 2];
+    s[t] += s[t + 1];
+  }""",
+    "volatile": """  if (t < 32) {
+    volatile float* v = s;
+    v[t] += v[t + 32];
+    v[t] += v[t + 16];
+    v[t] += v[t + 8];
+    v[t] += v[t + 4];
+    v[t] += v[t + 2];
+    v[t] += v[t + 1];
+  }""",
+    "syncwarp": """  if (t < 32) {
+    float v = s[t];
+    for (int k = 32; k > 0; k >>= 1) {
+      v += s[t + k];
+      __syncwarp();
+      s[t] = v;
+      __syncwarp();
+    }
+  }""",
+    "shuffle": """  if (t < 32) {
+    float v = s[t] + s[t + 32];
+    for (int k = 16; k > 0; k >>= 1) v += __shfl_down_sync(0xffffffffu, v, k);
+    if (t == 0) s[0] = v;
+  }""",
+}
+
+
+def _source(tail="none", final="atomicAdd(out, s[0])"):
+    return (REDUCE.replace("LAST", "0" if tail == "none" else "32").replace("TAIL", TAILS[tail])
+            .replace("FINAL", final))
+
+
+def _line(src, text):
+    return next(i + 1 for i, line in enumerate(src.splitlines()) if text in line)
+
+
+def _launch(compile_ptx, src, blocks=4):
+    emu = Emulator(compile_ptx(src))
+    x = np.random.default_rng(0).random(N).astype(np.float32)
+    xa = emu.alloc(4 * N, name="x")
+    emu.write(xa, x)
+    out = emu.alloc(4, name="out")
+    report = emu.launch("red", grid=blocks, block=256, args=[xa, out, N])
+    assert report.status == "ok", report.message
+    return report, emu.read(out, np.float32, 1)[0], float(x.astype(np.float64).sum())
+
+
+@pytest.mark.parametrize("tail", ["none", "volatile", "syncwarp", "shuffle"])
+def test_correct_reductions_have_no_hazard(compile_ptx, tail):
+    report, got, want = _launch(compile_ptx, _source(tail))
+    assert report.hazards == ()
+    assert got == pytest.approx(want, rel=1e-5)
+
+
+def test_plain_read_modify_write_across_blocks_is_a_race_between_blocks(compile_ptx):
+    src = _source(final="*out += s[0]")
+    report, _, _ = _launch(compile_ptx, src)
+    line = _line(src, "*out += s[0]")
+    found = {(h.kind, h.space, h.scope, h.first_line, h.second_line) for h in report.hazards}
+    assert ("WAR", "global", "grid", line, line) in found
+    assert ("WAW", "global", "grid", line, line) in found
+    h = next(h for h in report.hazards if h.kind == "WAW")
+    assert "out[byte 0]" in h.example and "no fixed order" in h.example
+
+
+def test_one_block_alone_does_not_race_with_itself(compile_ptx):
+    report, _, _ = _launch(compile_ptx, _source(final="*out += s[0]"), blocks=1)
+    assert report.hazards == ()
+
+
+def test_a_kernel_with_a_fence_is_left_to_the_gpu(compile_ptx):
+    report, _, _ = _launch(compile_ptx, _source(final="{ __threadfence(); *out += s[0]; }"))
+    assert all(h.space != "global" for h in report.hazards)
+
+
+def test_warp_tail_without_sync_is_a_race_inside_a_warp_with_both_lines(compile_ptx):
+    src = _source("plain")
+    report, _, _ = _launch(compile_ptx, src)
+    warp = [h for h in report.hazards if h.scope == "warp"]
+    assert warp, report.hazards
+    lines = set(range(_line(src, "s[t] += s[t + 32];"), _line(src, "s[t] += s[t + 1];") + 1))
+    assert all(h.space == "shared" and h.first_line in lines and h.second_line in lines for h in warp)
+    assert "same warp" in warp[0].example and "__syncwarp()" in warp[0].example
+
+
+def test_one_syncwarp_per_step_still_races_on_the_write(compile_ptx):
+    # s[t] += s[t + k] reads a neighbour's element that the neighbour overwrites in the same step
+    src = _source("syncwarp").replace("""      v += s[t + k];
+      __syncwarp();
+      s[t] = v;""", """      s[t] = v = v + s[t + k];""")
+    report, _, _ = _launch(compile_ptx, src)
+    assert any(h.scope == "warp" and h.kind == "WAR" for h in report.hazards)
+
+
+GLOBAL_IN_BLOCK = r'''
+extern "C" __global__ void red(const float* x, float* out, int n) {
+  int t = threadIdx.x;
+  out[t] = x[t];
+  BARRIER
+  float v = out[(t + 64) % 128];
+  __syncthreads();
+  out[t] = v;
+}
+'''
+
+
+def test_global_exchange_inside_a_block_needs_a_barrier(compile_ptx):
+    def run(src):
+        emu = Emulator(compile_ptx(src))
+        x = emu.alloc(4 * 128, name="x")
+        out = emu.alloc(4 * 128, name="out")
+        report = emu.launch("red", grid=1, block=128, args=[x, out, 128])
+        assert report.status == "ok", report.message
+        return report
+
+    racy = run(GLOBAL_IN_BLOCK.replace("BARRIER", ""))
+    found = {(h.kind, h.space, h.scope) for h in racy.hazards}
+    assert ("RAW", "global", "block") in found
+    assert run(GLOBAL_IN_BLOCK.replace("BARRIER", "__syncthreads();")).hazards == ()
+
+
+HIST = r'''
+extern "C" __global__ void hist(const int* x, unsigned* bins, int n) {
+  __shared__ unsigned h[64];
+  int t = threadIdx.x;
+  if (t < 64) h[t] = 0;
+  __syncthreads();
+  int i = blockIdx.x * blockDim.x + t;
+  if (i < n) atomicAdd(&h[x[i] & 63], 1u);
+  BARRIER
+  if (t < 64) atomicAdd(&bins[t], h[t]);
+}
+'''
+
+
+@pytest.mark.parametrize("barrier", [True, False])
+def test_shared_atomics_race_only_with_plain_accesses(compile_ptx, barrier):
+    src = HIST.replace("BARRIER", "__syncthreads();" if barrier else "")
+    emu = Emulator(compile_ptx(src))
+    x = emu.alloc(4 * 512, name="x")
+    emu.write(x, np.random.default_rng(1).integers(0, 64, 512).astype(np.int32))
+    bins = emu.alloc(4 * 64, name="bins")
+    report = emu.launch("hist", grid=4, block=128, args=[x, bins, 512])
+    assert report.status == "ok", report.message
+    if barrier:
+        assert report.hazards == ()  # atomics from every warp and block never race with each other
+    else:
+        assert {(h.kind, h.space, h.first_line, h.second_line) for h in report.hazards} == {
+            ("RAW", "shared", _line(src, "atomicAdd(&h["), _line(src, "atomicAdd(&bins["))}

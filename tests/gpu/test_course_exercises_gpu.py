@@ -1,0 +1,37 @@
+"""The course exercises (reduction, softmax, histogram, half_gemv) on a real GPU: each validates,
+and the float-atomic reduction passes the race check (compare = "tolerance") while its racy
+variants fail it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.api import grade
+from grader.validate import validate
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("exercise", ["reduction", "softmax", "histogram", "half_gemv"])
+def test_exercise_validates_on_the_gpu(exercise):
+    result = validate(ROOT / "exercises" / exercise, backend="gpu", seed=1)
+    failures = [text for ok, text in result.items if not ok]
+    assert not failures, "\n".join(failures)
+
+
+def _race(path: Path):
+    report = grade(ROOT / "exercises" / "reduction", path, backend="gpu", seed=5)
+    return next(t for t in report.tests if t.category == "race")
+
+
+def test_a_correct_float_atomic_reduction_passes_the_race_check():
+    race = _race(ROOT / "reference" / "reduction" / "solution.cu")
+    assert race.passed, race.output
+
+
+@pytest.mark.parametrize("name", ["plain_add_across_blocks", "warp_tail_without_sync", "missing_tree_barrier"])
+def test_racy_reductions_fail_it(name):
+    race = _race(ROOT / "reference" / "reduction" / "wrong" / f"{name}.cu")
+    assert not race.passed, race.output
