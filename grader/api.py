@@ -5,6 +5,7 @@ Defaults live here, once; the CLI reads them from this signature.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from typing import Mapping, Sequence
 
 from . import compile_cache, math_threads
 from . import exercise as exercise_module
+from . import notebook as notebook_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
 from .checks.counters import NCU_STAGE, ncu_prestart
@@ -61,6 +63,10 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     """Grade one submission against one exercise and return the Report (never raises for student errors)."""
     started = time.perf_counter()
     exercise = exercise_module.load(Path(exercise_dir))
+    if exercise.kind == "python":  # functions in a Python child, no kernel and no backend to choose
+        from . import pygrade
+
+        return pygrade.grade(exercise, Path(submission), seed=seed, started=started)
     chosen, gpu, note = resolve_backend(backend)
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
     tmp.mkdir(parents=True, exist_ok=True)
@@ -86,7 +92,9 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
     device = gpu.name if gpu else "CPU emulator"
     clock = StageClock(origin=started, origin_epoch=time.time() - (time.perf_counter() - started))
 
-    sub, verdict = submission_module.read_checked(path, spec.limits)
+    sub, verdict, where = notebook_module.read_checked(path, spec.limits)
+    if where.note():
+        notes.append(where.note())
     if seed is None:
         seed = derive_seed(spec.id, sub.sha256 if sub else None)
 
@@ -104,7 +112,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
     runner = Runner(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
     early = prestart(exercise, backend, runner, tools)
     try:
-        return _compile_and_check(exercise, sub, backend, gpu, seed, runner, tools, early, notes, report)
+        return _compile_and_check(exercise, sub, where, backend, gpu, seed, runner, tools, early, notes, report)
     finally:
         for child in early.values():  # those no stage took: the submission did not compile, or no check needed them
             child.cancel()
@@ -124,7 +132,7 @@ def prestart(exercise: Exercise, backend: str, runner: Runner, tools: Tools) -> 
     return {stage: child for stage, child in early.items() if child is not None}
 
 
-def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | None, seed: int, runner: Runner, tools: Tools,
+def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap, backend: str, gpu: GpuInfo | None, seed: int, runner: Runner, tools: Tools,
                        early: dict, notes: list[str], report) -> Report:
     spec = exercise.spec
     tmp = runner.workdir
@@ -133,7 +141,8 @@ def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | Non
     if "_tool_error" in compiled:
         tests, skipped = grader_broken(spec, compiled["_tool_error"]["log"])
         return report(tests, skipped, sha=sub.sha256)
-    mine = compiled.get("submission", {})
+    mine = dict(compiled.get("submission", {}))
+    mine["log"] = where.rewrite_log(mine.get("log", ""))  # line numbers a notebook's author can find
     problem = compile_problem(spec, sub.name, mine)
     if problem:
         tests, skipped = not_compiled(spec, backend, problem)
@@ -152,7 +161,7 @@ def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | Non
     # what is left of that, not a run limit of its own.
     deadline = time.monotonic() - (time.perf_counter() - runner.clock.origin) + 2 * spec.limits.compile_seconds + spec.limits.run_seconds
     ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=tools, source_name=sub.name,
-                  source=sub.source, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early,
+                  source=sub.source, place=where.describe, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early,
                   deadline=deadline)
     tests: list[TestResult] = [compile_test] if compile_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
@@ -175,12 +184,14 @@ def _compile_and_check(exercise: Exercise, sub, backend: str, gpu: GpuInfo | Non
             # Its points stay in the denominator whatever the exercise's policy: "not graded" is no score.
             reason = "the emulator cannot run this kernel (see the note below); grade it on a GPU"
             skipped = every_check_not_run(spec, order, reason, policy="zero")
-            notes.append(f"Not graded on the emulator: {beyond}. Nothing was counted as passed; a GPU can grade it.")
+            notes.append(f"Not graded on the emulator: {where.rewrite_text(beyond)}. Nothing was counted as passed; a GPU can grade it.")
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
         if hidden:
             tests.extend(hidden.judge(ctx, spec.hidden_tests))
+    if where.is_notebook:  # the emulator's own details say "at line N" of the extracted kernel
+        tests = [dataclasses.replace(t, output=where.rewrite_text(t.output)) for t in tests]
     return report(tests, ctx.not_run, sha=sub.sha256, output=output)
 
 

@@ -1,7 +1,7 @@
 """`grade batch`: grade a whole class, resumably, in parallel, one child process per submission.
 
-Input: a folder of .cu files, a folder of per-student folders, or a zip of either (a Gradescope
-"export submissions" zip included). Output, in DIR:
+Input: a folder of .cu files or Colab notebooks (.ipynb), a folder of per-student folders, or a
+zip of either (a Gradescope "export submissions" zip included). Output, in DIR:
 
     results/<student>.json   the results document of each student (as `grade --json` writes it,
                              plus extra_data.batch: status, input fingerprint, ...)
@@ -53,6 +53,9 @@ CSV_NAME = "grades.csv"
 MAX_ZIP_BYTES = 512 * 1024**2       # total extracted bytes
 MAX_ZIP_MEMBERS = 20_000
 SOURCE_SUFFIX = ".cu"
+NOTEBOOK_SUFFIX = ".ipynb"   # a Colab notebook: its %%writefile submission.cu cell is graded (grader.notebook)
+PYTHON_SUFFIX = ".py"        # a Python exercise's module
+SUFFIXES = (SOURCE_SUFFIX, PYTHON_SUFFIX, NOTEBOOK_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -170,18 +173,18 @@ def collect(submissions: Path, scratch: Path) -> list[Entry]:
     elif submissions.is_dir():
         root = submissions
     else:
-        raise UsageError(f"{submissions}: expected a folder of .cu files, a folder of student folders, or a .zip")
+        raise UsageError(f"{submissions}: expected a folder of .cu or .ipynb files, a folder of student folders, or a .zip")
     submitters = _gradescope_submitters(root)
     raw: list[tuple[str, Path]] = []
     for item in sorted(root.iterdir(), key=lambda p: p.name):
         if item.name.startswith(".") or item.name == "__MACOSX" or item.is_symlink():
             continue
-        if item.is_file() and item.suffix.lower() == SOURCE_SUFFIX:
-            raw.append((item.name[: -len(SOURCE_SUFFIX)], item))
+        if item.is_file() and item.suffix.lower() in SUFFIXES:
+            raw.append((item.name[: -len(item.suffix)], item))
         elif item.is_dir():
             raw.append((item.name, item))
     if not raw:
-        raise UsageError(f"{submissions}: no .cu files and no student folders found")
+        raise UsageError(f"{submissions}: no .cu or .ipynb files and no student folders found")
     entries, taken = [], set()
     for name, path in raw:
         student = _unique(sanitize_id(name), taken)
@@ -189,18 +192,24 @@ def collect(submissions: Path, scratch: Path) -> list[Entry]:
         if path.is_file():
             entries.append(Entry(student, path.name, path, fingerprint=_file_hash(path), submitters=who))
             continue
-        sources = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix.lower() == SOURCE_SUFFIX
-                         and not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(path).parts))
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix.lower() in SUFFIXES
+                       and not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(path).parts))
+        # One .cu (or .py) is the submission; without one, one notebook is (a source file beside the
+        # notebook it came from wins).
+        sources = ([p for p in files if p.suffix.lower() == SOURCE_SUFFIX] or [p for p in files if p.suffix.lower() == PYTHON_SUFFIX]
+                   or files)
         if len(sources) == 1:
             entries.append(Entry(student, path.name, sources[0], fingerprint=_file_hash(sources[0]), submitters=who))
             continue
         if sources:
             listed = ", ".join(str(p.relative_to(path)) for p in sources[:10])
-            problem = f"{len(sources)} .cu files were submitted ({listed}); submit exactly one .cu file with your kernel."
+            kind = {SOURCE_SUFFIX: ".cu files", PYTHON_SUFFIX: ".py files"}.get(sources[0].suffix.lower(), "notebooks")
+            problem = (f"{len(sources)} {kind} were submitted ({listed}); submit exactly one .cu file or one notebook "
+                       "with your kernel.")
         else:
             others = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
             found = ", ".join(others[:10]) if others else "nothing"
-            problem = f"No .cu file was submitted (found: {found}); submit your kernel as one .cu file."
+            problem = f"No .cu file or notebook was submitted (found: {found}); submit your kernel as one .cu file or one .ipynb notebook."
         entries.append(Entry(student, path.name, None, problem, hashlib.sha256(problem.encode()).hexdigest(), who))
     return entries
 
@@ -245,7 +254,7 @@ def _descend(root: Path) -> Path:
     while True:
         items = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != "__MACOSX"]
         dirs = [p for p in items if p.is_dir()]
-        if len(dirs) == 1 and not any(p.suffix.lower() == SOURCE_SUFFIX for p in items if p.is_file()) \
+        if len(dirs) == 1 and not any(p.suffix.lower() in SUFFIXES for p in items if p.is_file()) \
                 and not (root / "submission_metadata.yml").exists():
             root = dirs[0]
             continue

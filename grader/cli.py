@@ -69,8 +69,10 @@ def _backend_option(f):
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
 def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, html_path: Path | None,
             seed: int | None, quiet: bool) -> None:
-    """Grade SUBMISSION (a .cu file) against the exercise in EXERCISE_DIR.
+    """Grade SUBMISSION (a .cu file, or a Colab notebook .ipynb) against the exercise in EXERCISE_DIR.
 
+    A notebook is never run: the grader reads the kernel from its `%%writefile submission.cu` cell
+    (or a `%%cuda` cell) and names lines as `notebook cell 7, line 12`.
     This is what `grade EXERCISE_DIR SUBMISSION` runs.
     """
     def work() -> None:
@@ -105,6 +107,10 @@ def list_cmd(root: Path) -> None:
             raise UsageError(f"no exercises found in {where} ({'no such folder' if not root.is_dir() else 'no sub-folder has a spec.toml'}). "
                              "Run `grade list` where the course's exercises/ folder is, or name it: `grade list path/to/exercises`")
         for ex in found:
+            if ex.kind == "python":
+                functions = ", ".join(f"{f.name} {f.points:g}" for f in ex.spec.functions)
+                click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} Python functions: {functions}")
+                continue
             checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
             click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
 
@@ -176,11 +182,14 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
 
     Global sectors and requests, shared-memory instructions and wavefronts, keyed by Nsight Compute's
     metric names. The emulator attributes them to your source lines; on a GPU, ncu gives the totals.
+    SUBMISSION may be a .cu file or a Colab notebook (.ipynb).
     """
     from . import profile as profile_module
 
     def work() -> None:
         ex = exercise_module.load(exercise_dir)
+        if ex.kind == "python":
+            raise UsageError(f"{ex.id} asks for Python functions, not a kernel: there are no memory counters to profile")
         sizes = profile_module.parse_sizes(size_text, ex.spec.sizes)
         result = profile_module.profile(exercise_dir, submission, sizes, backend=backend)
         if json_path:

@@ -5,9 +5,11 @@ main `grade` group by register().
 """
 from __future__ import annotations
 
+import json
 import signal
 import sys
 import threading
+import zipfile
 from pathlib import Path
 
 import click
@@ -54,7 +56,8 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
     \b
     SUBMISSIONS is one of:
       a folder of .cu files             alice.cu, bob.cu, ...    (id = file name)
-      a folder of student folders       alice/kernel.cu, ...     (id = folder name; exactly one .cu each)
+      a folder of Colab notebooks       alice.ipynb, ...         (the %%writefile submission.cu cell is graded)
+      a folder of student folders       alice/kernel.cu, ...     (id = folder name; one .cu, or one .ipynb, each)
       a .zip of either                  e.g. Gradescope's "Export Submissions" zip
 
     \b
@@ -65,7 +68,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
       report.html         the class page; reports/<id>.html, each student's page (grade --html)
 
     \b
-    status is graded, compile-error (did not compile, or no usable .cu file),
+    status is graded, compile-error (did not compile, or no usable .cu file or notebook),
     timeout (stopped after --timeout), or grader-error (the grader failed: re-run). Each submission
     is graded in its own process, so a hang, crash or output flood costs only its own row.
 
@@ -163,7 +166,8 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
     def work() -> None:
         bundle = gradescope.build_bundle(exercise_dir, out, filename=filename, timeout=timeout)
         click.echo(f"wrote {bundle.path} ({bundle.size / 1024:.0f} KiB, {len(bundle.members)} files) for {bundle.exercise}")
-        click.echo("upload it to Gradescope (Configure Autograder); students submit " + filename)
+        submitted = json.loads(zipfile.ZipFile(bundle.path).read("bundle.json"))["filename"]
+        click.echo(f"upload it to Gradescope (Configure Autograder); students submit {submitted} or their Colab notebook")
 
     guard(work)
 
@@ -178,9 +182,14 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
 def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
     """Write the student bundle for EXERCISE: README.md, skeleton.cu, spec.toml, harness.py and a Colab notebook.
 
+    For a Python exercise: README.md, skeleton.py, checks.py, its public modules, spec.toml and a
+    notebook with a TODO cell and a check cell per function (docs/python-exercises.md).
+
     Nothing secret goes in: the hidden cases and [hidden_tests] are removed from spec.toml, and
     neither the exercise's tests/ folder nor anything from reference/ is copied. Without the
-    reference solution, the student's local traffic and performance checks are listed as not run.
+    reference solution, the student's local performance check is listed as not run; traffic and bank
+    conflicts are graded against the reference's counters, measured on the emulator and shipped as
+    numbers (reference_counters.json).
 
     \b
       grade student exercises/level2 --out handout --pip-source https://course.example.edu/kernel_grader-0.1.0-py3-none-any.whl
@@ -192,7 +201,7 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
         source = pip_source or student.PLACEHOLDER_PIP_SOURCE
         bundle = student.build_bundle(exercise_dir, out, pip_source=source)
         click.echo(f"wrote {bundle.folder}/: " + ", ".join(p.name for p in bundle.files))
-        if pip_source is None:
+        if pip_source is None and source in bundle.notebook.read_text(encoding="utf-8"):
             click.echo(f"note: the notebook installs the grader from a placeholder ({source}); "
                        "pass --pip-source with where you host the wheel", err=True)
 

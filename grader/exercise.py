@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -9,10 +10,16 @@ from typing import Mapping
 
 import numpy as np
 
-from . import bfloat16
+from . import bfloat16, pyspec
 from . import spec as spec_module
 from .errors import SpecError
+from .pyspec import PySpec
 from .spec import Spec
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -20,11 +27,21 @@ class Exercise:
     """A loaded exercise: validated spec plus the paths that belong to it."""
 
     root: Path
-    spec: Spec
+    spec: Spec | PySpec
 
     @property
     def id(self) -> str:
         return self.spec.id
+
+    @property
+    def kind(self) -> str:
+        """"cuda" (a kernel, spec.Spec) or "python" (functions, pyspec.PySpec)."""
+        return self.spec.kind if isinstance(self.spec, PySpec) else "cuda"
+
+    @property
+    def suffix(self) -> str:
+        """The source file a submission is: .cu, or .py for a Python exercise."""
+        return ".py" if self.kind == "python" else ".cu"
 
     @property
     def harness_path(self) -> Path:
@@ -32,7 +49,7 @@ class Exercise:
 
     @property
     def skeleton_path(self) -> Path:
-        return self.root / "skeleton.cu"
+        return self.root / f"skeleton{self.suffix}"
 
     @property
     def reference_dir(self) -> Path:
@@ -41,7 +58,7 @@ class Exercise:
 
     @property
     def solution_path(self) -> Path:
-        return self.reference_dir / "solution.cu"
+        return self.reference_dir / f"solution{self.suffix}"
 
 
 def load(root: Path) -> Exercise:
@@ -49,12 +66,30 @@ def load(root: Path) -> Exercise:
     root = Path(root).resolve()
     if not root.is_dir():
         raise SpecError(f"{root}: not an exercise folder (expected a folder holding spec.toml)")
-    spec = spec_module.load(root / "spec.toml")
+    spec = _load_spec(root / "spec.toml")
     if spec.id != root.name:
         raise SpecError(f"{root / 'spec.toml'}: field id: {spec.id!r} must equal the folder name {root.name!r}")
+    if isinstance(spec, PySpec):
+        for name in spec.public_modules + ("checks.py",):
+            if not (root / name).is_file():
+                raise SpecError(f"{root}: missing {name} (a Python exercise needs its public checks and modules)")
+        return Exercise(root=root, spec=spec)
     if not (root / "harness.py").is_file():
         raise SpecError(f"{root}: missing harness.py (it defines reference(inputs, sizes))")
     return Exercise(root=root, spec=spec)
+
+
+def _load_spec(path: Path) -> Spec | PySpec:
+    """spec.toml of either kind: `kind = "python"` is a Python exercise, anything else a kernel."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such file (every exercise folder needs a spec.toml)") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    if raw.get("kind") == pyspec.KIND:
+        return pyspec.from_dict(raw, source=str(path))
+    return spec_module.from_dict(raw, source=str(path))
 
 
 def discover(root: Path) -> list[Exercise]:

@@ -3,7 +3,7 @@
 The zip (see build_bundle) unpacks to /autograder/source:
 
     setup.sh          installs Python and this grader (from kernel-grader/) into /autograder/venv
-    run_autograder    grades /autograder/submission/*.cu; always writes /autograder/results/results.json
+    run_autograder    grades /autograder/submission/*.cu or *.ipynb; always writes /autograder/results/results.json
     README.md         for course staff: what runs, what does not (no GPU there)
     bundle.json       what run_autograder grades: exercise folder, expected file name, time limit
     kernel-grader/    the grader's source (pyproject.toml, grader/)
@@ -64,8 +64,10 @@ class Choice:
 def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.cu", timeout: float = 480.0) -> Bundle:
     """Write the autograder zip for one exercise; validates the exercise and the reference first."""
     exercise = exercise_module.load(Path(exercise_dir))
-    if not filename.endswith(".cu") or "/" in filename or filename.startswith("."):
-        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu")
+    if exercise.kind == "python" and filename.endswith(".cu"):
+        filename = "submission.py"  # the default name, for an exercise whose submissions are Python
+    if not filename.endswith((".cu", ".py", ".ipynb")) or "/" in filename or filename.startswith("."):
+        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu, .py or .ipynb")
     if not exercise.solution_path.is_file():
         raise UsageError(f"{exercise.solution_path}: missing; the bundle needs the reference solution "
                          "(the traffic check compares with it)")
@@ -75,7 +77,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
         parts = path.relative_to(exercise.root).parts
         if path.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in parts):
             files[f"exercises/{ex_id}/{path.relative_to(exercise.root).as_posix()}"] = path.read_bytes()
-    files[f"reference/{ex_id}/solution.cu"] = exercise.solution_path.read_bytes()
+    files[f"reference/{ex_id}/{exercise.solution_path.name}"] = exercise.solution_path.read_bytes()
     files.update(_grader_source())
     config = {"exercise": f"exercises/{ex_id}", "filename": filename, "timeout": float(timeout), "backend": "emu"}
     secret = os.environ.get(SECRET_VARIABLE)
@@ -84,8 +86,9 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
     files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
-    files["README.md"] = README.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
-                                       version=__version__).encode()
+    template = PYTHON_README if exercise.kind == "python" else README
+    files["README.md"] = template.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
+                                         version=__version__).encode()
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
@@ -159,25 +162,34 @@ def autograder_root() -> Path:
 
 
 def choose_submission(folder: Path, filename: str) -> Choice:
-    """The .cu to grade among the student's files: the expected name, else the only .cu, else none."""
+    """The file to grade among the student's: the expected name, else the only .cu, else the only
+    notebook (.ipynb, whose `%%writefile submission.cu` cell is graded), else none."""
     if not folder.is_dir():
         return Choice(None, problem=f"No submission folder was found; submit one file named {filename}.")
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts)
-    sources = [p for p in files if p.suffix.lower() == ".cu"]
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts
+                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    suffix = ".py" if filename.endswith(".py") else ".cu"  # a Python exercise's submissions are .py
+    sources = [p for p in files if p.suffix.lower() == suffix]
+    notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
     shown = ", ".join(str(p.relative_to(folder)) for p in files[:10]) or "no files"
-    exact = [p for p in sources if p.name == filename]
+    exact = [p for p in files if p.name == filename]
     if len(exact) == 1:
-        others = [p.name for p in sources if p != exact[0]]
-        note = f"Graded {filename}; the other .cu files ({', '.join(others)}) were ignored." if others else ""
+        others = [p.name for p in sources + notebooks if p != exact[0]]
+        note = f"Graded {filename}; the other files ({', '.join(others)}) were ignored." if others else ""
         return Choice(exact[0], note=note)
     if len(sources) == 1:
-        return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only .cu file "
+        return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only {suffix} file "
                                        "submitted. Please name it " + filename + " next time.")
-    if not sources:
-        return Choice(None, problem=f"No .cu file was submitted (found: {shown}). Submit your kernel as one file "
-                                    f"named {filename}.")
-    return Choice(None, problem=f"{len(sources)} .cu files were submitted ({shown}) and none is named {filename}. "
-                                f"Submit exactly one file, named {filename}.")
+    if not sources and len(notebooks) == 1:
+        return Choice(notebooks[0])  # a notebook may have any name (Colab adds "Copy of", downloads add " (1)")
+    if not sources and not notebooks:
+        what = "kernel" if suffix == ".cu" else "functions"
+        return Choice(None, problem=f"No {suffix} file or notebook was submitted (found: {shown}). Submit your {what} as "
+                                    f"one file named {filename}, or the Colab notebook (.ipynb) that holds it.")
+    many = sources or notebooks
+    kind = f"{suffix} files" if sources else "notebooks"
+    return Choice(None, problem=f"{len(many)} {kind} were submitted ({shown}) and none is named {filename}. "
+                                f"Submit exactly one file, named {filename}, or one notebook.")
 
 
 def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any]:
@@ -277,7 +289,8 @@ python3 -m venv "$ROOT/venv"
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
-# Gradescope runs this once per submission. It grades /autograder/submission/*.cu on the CPU
+# Gradescope runs this once per submission. It grades /autograder/submission/*.cu (or a Colab
+# notebook, *.ipynb, whose %%writefile submission.cu cell holds the kernel) on the CPU
 # emulator (Gradescope has no GPU) and writes /autograder/results/results.json. It never exits
 # without writing results.json: if Python cannot even start, it writes a fallback that says so.
 ROOT="${KERNEL_GRADER_AUTOGRADER_ROOT:-/autograder}"
@@ -312,11 +325,13 @@ Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the
   `kernel-grader/` with its dependencies (CuPy and NVIDIA's NVRTC wheel, which compile CUDA to PTX
   without a GPU, and pytest for the hidden tests) into `/autograder/venv`, and grades the reference
   solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
-- `run_autograder` (once per submission): grades `/autograder/submission/*.cu` and writes
+- `run_autograder` (once per submission): grades `/autograder/submission/*.cu` (or `*.ipynb`) and writes
   `/autograder/results/results.json`, always, whatever the submission does.
   - `{filename}` is graded; a single `.cu` file with another name is graded too, with a note
-    asking for the right name; no `.cu` file, or several and none named `{filename}`, gives a
-    score of 0 and a message saying what was expected.
+    asking for the right name; without a `.cu` file, a single Colab notebook (`.ipynb`, any name)
+    is graded: the kernel in its `%%writefile submission.cu` cell, never run as a notebook. No
+    `.cu` file and no notebook, or several and none named `{filename}`, gives a score of 0 and a
+    message saying what was expected.
   - One grading may take {timeout:g} s (`bundle.json`); past that it is stopped and scored 0 with a
     message, before Gradescope's own limit (10 minutes by default) would leave no results at all.
 
@@ -354,6 +369,47 @@ solution. Keep the zip where students cannot download it.
 
     mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
     cp my_kernel.cu /tmp/ag/submission/{filename}
+    KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
+    cat /tmp/ag/results/results.json
+"""
+
+
+PYTHON_README = """# Gradescope autograder: {id} ({title})
+
+Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the assignment's
+"Configure Autograder" with the Ubuntu 22.04 base image. Students submit `{filename}` (their
+functions) or the Colab notebook they worked in.
+
+## What runs where
+
+- `setup.sh` (once, when Gradescope builds the image): installs Python and this grader, with its
+  dependencies (pytest runs the hidden tests), into `/autograder/venv`, and grades the reference
+  solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
+- `run_autograder` (once per submission): grades `/autograder/submission/` and writes
+  `/autograder/results/results.json`, always, whatever the submission does. `{filename}` is
+  graded; else a single `.py` file (with a note about the name); else a single notebook
+  (`.ipynb`, any name), whose code cells' definitions are graded and whose calls, `!` lines and
+  `%%` cells are never run. One grading may take {timeout:g} s (`bundle.json`).
+
+## Where the student's code runs
+
+In a child process, in a fresh folder that holds only the submission and the exercise's public
+files, under the exercise's CPU, memory, file and output limits, with an audit hook that refuses
+processes, sockets, ctypes and files outside that folder. Where user namespaces are allowed it
+also has no network and cannot see the exercise, reference or grader folders at all; Docker's
+default seccomp profile (Gradescope's containers among them) usually refuses them, and results'
+`extra_data.device` says which isolation applied. The child only returns values; every check
+and score is computed outside it. See docs/python-exercises.md in the grader's repository.
+
+## This zip contains secrets
+
+`exercises/{id}/tests/` holds the hidden tests and `reference/{id}/` the solution. Keep the zip
+where students cannot download it.
+
+## Testing it locally
+
+    mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
+    cp my_functions.py /tmp/ag/submission/{filename}
     KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
     cat /tmp/ag/results/results.json
 """

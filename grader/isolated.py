@@ -74,7 +74,7 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
         if tag:
             kill_tagged(tag)
         seconds = time.perf_counter() - started
-        name, sha = source.name, _sha256(source)
+        name, sha = source.name, _sha256(source, python=exercise.kind == "python")
         if child.timed_out:
             reason = (f"Grading {name} did not finish within the {timeout:.0f} s limit for one submission, so it was "
                       "stopped and scored 0. A kernel that never ends (an endless loop, a barrier some threads never "
@@ -131,9 +131,15 @@ def _read_document(path: Path) -> tuple[dict[str, Any] | None, str]:
     return document, ""
 
 
-def _sha256(path: Path) -> str | None:
+def _sha256(path: Path, *, python: bool = False) -> str | None:
+    """The submission's hash as a grading reports it: a notebook's is that of its graded text."""
     import hashlib
 
+    from .notebook import graded_source, is_notebook
+
+    if is_notebook(path):
+        text, _ = graded_source(path, python=python)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
 from . import api
 from . import exercise as exercise_module
-from . import submission as submission_module
+from . import notebook as notebook_module
 from .errors import UsageError
 from .stages import Runner
 from .tasks import Task
@@ -36,10 +36,14 @@ class Profile:
     source: str = ""
     source_name: str = ""
     error: str = ""
+    place: Mapping[int, str] = field(default_factory=dict)  # line -> "notebook cell C, line L" for a notebook
 
     def to_json(self) -> dict:
-        return {"backend": self.backend, "sizes": dict(self.sizes), "counters": dict(self.counters),
-                "per_line": {str(k): dict(v) for k, v in sorted(self.per_line.items())}, "error": self.error}
+        doc = {"backend": self.backend, "sizes": dict(self.sizes), "counters": dict(self.counters),
+               "per_line": {str(k): dict(v) for k, v in sorted(self.per_line.items())}, "error": self.error}
+        if self.place:
+            doc["per_line_place"] = {str(k): v for k, v in sorted(self.place.items())}
+        return doc
 
 
 def parse_sizes(text: str, names: tuple[str, ...]) -> dict[str, int]:
@@ -63,9 +67,17 @@ def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, b
     """Compile the submission and measure one launch at `sizes`."""
     exercise = exercise_module.load(Path(exercise_dir))
     chosen, gpu, _ = api.resolve_backend(backend)
-    sub, verdict = submission_module.read_checked(Path(submission), exercise.spec.limits)
+    sub, verdict, where = notebook_module.read_checked(Path(submission), exercise.spec.limits)
     if not verdict.ok:
         return Profile(chosen, sizes, {}, error=verdict.message)
+    result = _measure(exercise, sub, sizes, chosen, gpu, seed)
+    if not where.is_notebook:
+        return result
+    places = {line: where.describe(line) for line in result.per_line}
+    return replace(result, error=where.rewrite_log(where.rewrite_text(result.error)), place=places)
+
+
+def _measure(exercise, sub, sizes: Mapping[str, int], chosen: str, gpu, seed: int) -> Profile:
     tmp = Path(tempfile.mkdtemp(prefix="kernel-grader-profile-"))
     try:
         compiled = api.compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
@@ -119,11 +131,15 @@ def table(p: Profile) -> list[str]:
     # The load/store columns always; the atomics' only when the kernel has some.
     shown = [(m, t) for i, (m, t) in enumerate(zip(METRICS, TITLES)) if i < 8 or p.counters.get(m, 0)]
     head = "  line " + "".join(f"{t:>13}" for _, t in shown) + "  source"
+    if p.place:
+        lines.append("  (lines of the notebook's kernel cell: " + ", ".join(sorted(set(
+            v.rsplit(",", 1)[0] for v in p.place.values()))) + "; line 1 is the magic line)")
     lines.append(head)
     for line, counters in sorted(p.per_line.items()):
         if not any(counters.get(m, 0) for m, _ in shown):
             continue
         text = src[line - 1].strip()[:60] if 0 < line <= len(src) else ""
-        lines.append(f"  {line:>4} " + "".join(f"{counters.get(m, 0):>13,.0f}" for m, _ in shown) + f"  {text}")
+        number = p.place[line].rsplit(" ", 1)[-1] if line in p.place else str(line)
+        lines.append(f"  {number:>4} " + "".join(f"{counters.get(m, 0):>13,.0f}" for m, _ in shown) + f"  {text}")
     lines.append("  total" + "".join(f"{p.counters.get(m, 0):>13,.0f}" for m, _ in shown))
     return lines

@@ -141,7 +141,7 @@ def to_json(report: Report) -> dict[str, Any]:
             {
                 "name": t.name, "score": round(t.score, 4), "max_score": t.max_score,
                 "status": "passed" if t.passed else "failed", "output": t.output,
-                "visibility": t.visibility, "tags": [t.category], "extra_data": dict(t.extra),
+                "visibility": t.visibility, "tags": [t.category, *t.extra.get("tags", ())], "extra_data": dict(t.extra),
             }
             for t in report.tests
         ],

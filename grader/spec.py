@@ -211,6 +211,7 @@ class Limits:
     run_seconds: float = 120.0
     output_bytes: int = 64 * 1024
     max_source_bytes: int = 256 * 1024
+    max_notebook_bytes: int = 16 * 1024**2  # a submitted .ipynb, outputs included (the kernel cell meets max_source_bytes)
     memory_bytes: int = 4 * 1024**3  # address space of an emulator or compiler child (not of CUDA ones)
     step_limit: int = 200_000
     open_files: int = 1024

@@ -3,8 +3,9 @@
 OUT/<id>/ holds README.md (the task plus how to grade yourself), skeleton.cu, spec.toml (hidden
 cases and [hidden_tests] removed, re-serialised so no comment can carry them along), harness.py,
 and <id>.ipynb, a Colab notebook. The exercise's tests/ folder and everything under reference/
-stay behind; without the reference solution, the local traffic and performance checks are
-listed as not run.
+stay behind. The reference's memory counters (numbers measured on the emulator, never its code)
+go in as reference_counters.json, so traffic and bank conflicts are graded locally too; the
+performance check, which needs the reference itself, is listed as not run.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from nbformat import v4
 
 from . import __version__
 from . import exercise as exercise_module
+from . import shipped_counters
 from . import spec as spec_module
 from .errors import SpecError, UsageError
 
@@ -31,6 +33,31 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 PLACEHOLDER_PIP_SOURCE = f"https://YOUR-COURSE-SITE.example.edu/kernel_grader-{__version__}-py3-none-any.whl"
+# On a CUDA 12 machine (Colab) the grader's CUDA 13 wheels are swapped for these.
+CUDA12_SWAPS = {"cupy-cuda13x": "cupy-cuda12x>=13.3", "nvidia-cuda-nvrtc": "nvidia-cuda-nvrtc-cu12>=12.2,<13"}
+
+
+def runtime_requirements() -> list[str]:
+    """The grader's own runtime dependencies: from the checkout's pyproject.toml, else the installed metadata."""
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    if pyproject.is_file():
+        return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
+    import importlib.metadata
+
+    return [r for r in importlib.metadata.requires("kernel-grader") or [] if "extra ==" not in r]
+
+
+def cuda12_requirements() -> str:
+    """Everything grading needs on a CUDA 12 machine, quoted for the notebook's shell line: the
+    grader's dependencies, with CuPy and NVRTC as their CUDA 12 wheels, and no requirement whose
+    marker cannot hold on Colab's Python (3.11 or later)."""
+    out = []
+    for req in runtime_requirements():
+        name = re.split(r"[<>=!~;\[\s]", req, maxsplit=1)[0].strip()
+        if "python_version < '3.11'" in req.replace('"', "'"):
+            continue
+        out.append(CUDA12_SWAPS.get(name, req))
+    return " ".join(f'"{r}"' for r in out)
 PRIVATE_KEYS = ("hidden_tests",)  # top-level spec tables that describe hidden material
 
 
@@ -46,6 +73,10 @@ class StudentBundle:
 def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER_PIP_SOURCE) -> StudentBundle:
     """Write OUT/<id>/ for one exercise; the notebook is validated with nbformat before it is written."""
     exercise = exercise_module.load(Path(exercise_dir))
+    if exercise.kind == "python":
+        from . import pystudent
+
+        return StudentBundle(*pystudent.build_bundle(exercise, Path(out)))
     if not re.fullmatch(r"[^\s\"'`$;&|<>]+", pip_source):  # it goes into a shell line in the notebook
         raise UsageError("--pip-source must be one line: a wheel URL, a git+https URL or a package name")
     for name in ("README.md", "skeleton.cu", "harness.py"):
@@ -61,7 +92,8 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
         GRADING_SECTION.format(id=ex_id, headers=headers)
     skeleton = (exercise.root / "skeleton.cu").read_text(encoding="utf-8")
     harness = (exercise.root / "harness.py").read_text(encoding="utf-8")
-    notebook = build_notebook(ex_id, exercise.spec.title, readme, skeleton, spec_text, harness, pip_source)
+    counters = shipped_counters.text_for(exercise)  # the reference's counts (numbers, never its code)
+    notebook = build_notebook(ex_id, exercise.spec.title, readme, skeleton, spec_text, harness, pip_source, counters)
     if folder.exists():
         shutil.rmtree(folder)  # a bundle is generated: stale files from an older one must not linger
     folder.mkdir(parents=True)
@@ -69,6 +101,9 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
     for name, text in (("README.md", readme), ("skeleton.cu", skeleton), ("spec.toml", spec_text), ("harness.py", harness)):
         (folder / name).write_text(text, encoding="utf-8")
         written.append(folder / name)
+    if counters is not None:
+        (folder / shipped_counters.FILE_NAME).write_text(counters, encoding="utf-8")
+        written.append(folder / shipped_counters.FILE_NAME)
     nb_path = folder / f"{ex_id}.ipynb"
     nbformat.write(notebook, str(nb_path))
     written.append(nb_path)
@@ -146,15 +181,14 @@ def _value(v: Any) -> str:
 
 
 def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text: str, harness: str,
-                   pip_source: str) -> nbformat.NotebookNode:
+                   pip_source: str, counters: str | None = None) -> nbformat.NotebookNode:
     """A Colab notebook: the task, the install, the exercise files, the kernel, the grading cell."""
     install = f"""# Installs the grader. Your course staff chose where it comes from:
 #   a wheel they host ({"https://.../kernel_grader-X.Y.Z-py3-none-any.whl"}), a git+https URL, or a package name.
-# Colab's GPU runtime has CUDA 12, so CuPy comes as cupy-cuda12x and the grader's own CUDA 13 pin is
-# skipped (--no-deps); its other dependencies follow. Takes about a minute.
-!pip install -q cupy-cuda12x
+# Colab's runtime has CUDA 12: CuPy and NVRTC come as their CUDA 12 wheels, then the grader without
+# its own CUDA 13 pins (--no-deps). pytest runs the exercise's tests. Takes about a minute.
+!pip install -q {cuda12_requirements()}
 !pip install -q --no-deps "{pip_source}"
-!pip install -q click numpy jsonschema nbformat nvidia-cuda-nvrtc
 !grade --version"""
     cells = [
         v4.new_markdown_cell(readme),
@@ -168,6 +202,7 @@ def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text
         v4.new_code_cell(f"!mkdir -p {ex_id}"),
         v4.new_code_cell(f"%%writefile {ex_id}/spec.toml\n" + spec_text.rstrip("\n")),
         v4.new_code_cell(f"%%writefile {ex_id}/harness.py\n" + harness.rstrip("\n")),
+        *([v4.new_code_cell(f"%%writefile {ex_id}/{shipped_counters.FILE_NAME}\n" + counters.rstrip("\n"))] if counters else []),
         v4.new_markdown_cell(
             "## Your kernel\n\nEdit the cell below (it is `skeleton.cu`) and run it: `%%writefile` saves it as "
             "`submission.cu`. Then run the grading cell. Repeat until every check passes."),
@@ -177,9 +212,11 @@ def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text
             f"# Each failing check says what went wrong and on which line of submission.cu.\n"
             f"!grade {ex_id} submission.cu"),
         v4.new_markdown_cell(
-            "When you are happy with it, download `submission.cu` (Files panel on the left) and submit it. "
-            "The final grading runs more sizes than this notebook, and compares memory traffic and speed "
-            "with the course's reference solution."),
+            "When you are happy with it, submit either `submission.cu` (Files panel on the left) or this notebook "
+            "(File > Download > Download .ipynb): the grader reads the kernel from the `%%writefile submission.cu` "
+            "cell and never runs the notebook. Keep exactly one such cell. "
+            "The final grading runs more sizes than this notebook, and times your kernel against the "
+            "course's reference solution."),
     ]
     notebook = v4.new_notebook(cells=cells, metadata={
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
@@ -209,10 +246,12 @@ What differs from the final grading:
 
 - **Sizes.** `spec.toml` lists the public sizes; the final grading also runs sizes that are not
   listed. Make the kernel right for every size, not just these.
-- **Traffic and performance are not graded here.** Both compare your kernel with the course's
-  reference solution, which is not in this bundle, so the grader lists them under "not run"
-  (`extra_data.not_run` in the JSON) instead of scoring them. The emulator still counts your
-  kernel's memory traffic per line: `grade profile {id} my_kernel.cu --size ...`.
+- **Traffic and bank conflicts are graded against numbers.** The reference solution is not in
+  this bundle, but its memory counters are (`reference_counters.json`, measured on the emulator):
+  your kernel is measured on the emulator too, at the same size, and compared with them. See where
+  your traffic goes per line with `grade profile {id} my_kernel.cu --size ...`.
+- **Performance is not graded here.** It times your kernel against the reference solution, so the
+  grader lists it under "not run" (`extra_data.not_run` in the JSON) instead of scoring it.
 - **Hidden tests.** The final grading may run extra tests that are not in this bundle.
 
 How points are counted:

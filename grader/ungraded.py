@@ -23,7 +23,12 @@ def ungraded_document(exercise: Exercise, reason: str, *, backend: str = "none",
     backend is "gpu" or "emu" when grading started and was cut short, "none" when nothing ran.
     """
     # The same shape api.grade gives a submission refused before compiling, so columns line up.
-    tests, not_run = api.not_compiled(exercise.spec, backend, reason)
+    if exercise.kind == "python":
+        from .pygrade import not_loaded
+
+        tests, not_run = not_loaded(exercise.spec, reason), []
+    else:
+        tests, not_run = api.not_compiled(exercise.spec, backend, reason)
     gated = "Not graded: " + reason.splitlines()[0] if reason.strip() else "Not graded."
     tests = [t if i == 0 else dataclasses.replace(t, output=gated) for i, t in enumerate(tests)]
     report = Report(exercise=exercise.spec.id, submission=submission, sha256=sha256, backend=backend, device=device,

@@ -48,7 +48,7 @@ def test_every_shipped_exercise_loads(root):
     exercises = discover(root / "exercises")
     assert "level2" in {e.id for e in exercises}
     for ex in exercises:
-        assert ex.spec.public_cases
+        assert ex.kind == "python" or ex.spec.public_cases
         assert ex.skeleton_path.is_file(), ex.id
         assert ex.solution_path.is_file(), ex.id
 

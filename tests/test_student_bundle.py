@@ -20,7 +20,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
-EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml"))
+# Kernel exercises (Python exercises' bundles are tested in tests/test_pystudent.py).
+EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml") if 'kind = "python"' not in p.read_text())
 
 
 def bundled_texts(bundle: student.StudentBundle) -> dict[str, str]:
@@ -41,7 +42,8 @@ def stripped_lines(text: str) -> set[str]:
 def test_bundle_files_spec_and_notebook(level2, tmp_path):
     bundle = student.build_bundle(level2, tmp_path, pip_source="https://course.example.edu/kg.whl")
     assert bundle.folder == tmp_path / "level2"
-    assert sorted(p.name for p in bundle.folder.iterdir()) == ["README.md", "harness.py", "level2.ipynb", "skeleton.cu", "spec.toml"]
+    assert sorted(p.name for p in bundle.folder.iterdir()) == ["README.md", "harness.py", "level2.ipynb", "reference_counters.json",
+                                                                  "skeleton.cu", "spec.toml"]
     raw = tomllib.loads((bundle.folder / "spec.toml").read_text())
     original = tomllib.loads((level2 / "spec.toml").read_text())
     assert "hidden" not in raw["cases"] and "hidden_tests" not in raw
@@ -130,14 +132,15 @@ def test_distinctive_secrets_leak_nowhere(root, tmp_path):
     assert not (bundle.folder / "tests").exists()
 
 
-def test_bundle_grades_and_lists_traffic_as_not_run(level2, root, tmp_path):
+def test_bundle_grades_traffic_against_shipped_counters_and_lists_performance_as_not_run(level2, root, tmp_path):
     bundle = student.build_bundle(level2, tmp_path)
     # A correct kernel (the staff's, from outside the bundle) graded the way a student would grade theirs.
     report = api.grade(bundle.folder, root / "reference/level2/solution.cu", backend="emu", seed=1)
-    assert all(t.passed for t in report.tests)
+    assert all(t.passed for t in report.tests) and report.score == report.max_score
+    traffic = next(t for t in report.tests if t.category == "traffic")
+    assert "come with the exercise" in traffic.output
     not_run = {n.category: n.reason for n in report.not_run}
-    assert "traffic" in not_run and "reference" in not_run["traffic"]
-    assert "performance" in not_run
+    assert "traffic" not in not_run and "performance" in not_run
 
 
 def test_cli_student_writes_bundle_and_warns_about_placeholder(level2, tmp_path):

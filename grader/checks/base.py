@@ -50,6 +50,7 @@ class Context:
     source: str
     has_reference: bool
     emu_available: bool
+    place: Callable[[int], str] | None = None  # line -> "file:line" or "notebook cell C, line L" (grader.notebook)
     planned: dict[str, Task] = field(default_factory=dict)
     results: dict[str, TaskResult] = field(default_factory=dict)
     correctness: CorrectnessSummary | None = None
@@ -91,7 +92,8 @@ class Context:
             return self.source_name
         lines = self.source.splitlines()
         text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        return f"{self.source_name}:{line}" + (f" `{text[:100]}`" if text else "")
+        head = self.place(line) if self.place else f"{self.source_name}:{line}"
+        return head + (f" `{text[:100]}`" if text else "")
 
 
 class Check(Protocol):

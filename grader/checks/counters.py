@@ -10,6 +10,7 @@ from ..spec import COUNTER_METRICS, CheckSpec, Spec
 from ..stages import Prestarted, Runner
 from ..tasks import Task
 from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
+from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids
@@ -75,6 +76,12 @@ class CountersCheck:
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
         if not ctx.has_reference:
+            # A student bundle ships the reference's emulator counts: measure the submission on the
+            # emulator too (beside the GPU launches, if any), so like is compared with like.
+            if shipped_counters.load(ctx.exercise.root, self.category, conf) is not None and ctx.emu_available:
+                sizes = shipped_counters.sizes_of(conf)
+                return [Task(id=_profile_id("submission", sizes), kind="profile", backend="emu", module="submission",
+                             sizes=sizes, seeds=(ctx.seed_for("profile"),), compare=False)]
             return []
         if ctx.backend == "gpu":
             # One ncu run profiles every launch all counter checks need (ncu's start-up costs seconds);
@@ -94,9 +101,18 @@ class CountersCheck:
         gated = gate(ctx, name, conf, need_all=True)
         if gated:
             return [gated]
-        if not ctx.has_reference:
+        shipped = None if ctx.has_reference else shipped_counters.load(ctx.exercise.root, self.category, conf)
+        if not ctx.has_reference and (shipped is None or not ctx.emu_available):
             not_run(ctx, name, conf, "no reference solution is available to compare with")
             return []
+        if shipped is not None:
+            sizes = shipped_counters.sizes_of(conf)
+            counts, problem = _emu_counts(ctx, sizes, modules=("submission",))
+            if counts is not None:
+                counts["reference"] = shipped
+            if problem:
+                return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
+            return [self._score(conf, counts, sizes, "emu", shipped=True)]
         if ctx.backend == "emu":
             sizes = conf.emu_size or conf.size
             counts, problem = _emu_counts(ctx, sizes)
@@ -123,7 +139,8 @@ class CountersCheck:
             scored = replace(scored, extra={**scored.extra, "per_line": lines})
         return [scored]
 
-    def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str) -> TestResult:
+    def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str,
+               shipped: bool = False) -> TestResult:
         m = self.measure
         summed = compared(self.category, conf)
         sub = sum(counts["submission"].get(k, 0) for k in summed)
@@ -133,6 +150,8 @@ class CountersCheck:
         # Partial credit falls linearly from the budget to zero at twice the budget.
         score = conf.points if passed else conf.points * max(0.0, min(1.0, (2 * conf.max_ratio - ratio) / conf.max_ratio))
         source = "Nsight Compute" if backend == "gpu" else "the emulator (exact, PTX level)"
+        if shipped:
+            source += "; the reference's counts come with the exercise"
         text = (f"{sub:,.0f} {m.unit} against {ref:,.0f} for the reference solution at {sizes_text(sizes)} "
                 f"(ratio {ratio:.2f}, budget {conf.max_ratio:.2f}; measured by {source}).")
         if not passed:
@@ -146,9 +165,9 @@ def _profile_id(module: str, sizes: Mapping[str, int]) -> str:
     return f"profile:{module}:{sizes_text(sizes)}"
 
 
-def _emu_counts(ctx: Context, sizes: Mapping[str, int]):
+def _emu_counts(ctx: Context, sizes: Mapping[str, int], modules: Sequence[str] = ("submission", "reference")):
     counts = {}
-    for module in ("submission", "reference"):
+    for module in modules:
         result = ctx.results.get(_profile_id(module, sizes))
         if result is None or not result.launches:
             return None, f"the {module} launch did not run ({result.message if result else 'no result'})"

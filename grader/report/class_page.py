@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .. import submission as submission_module
 from . import plots, similarity
 from .display import one_line, shown
 from .pages import render, write_page
@@ -94,7 +93,7 @@ def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any
         except (OSError, ValueError):
             students.append(Student(entry.student, one_line(entry.origin), "grader-error", 0.0, None))
             continue
-        source, problem = _source(entry)
+        source, problem = _source(entry, python=getattr(exercise, "kind", "cuda") == "python")
         if source is not None:
             sources[entry.student] = source
         page = folder / f"{entry.student}.html"
@@ -152,11 +151,14 @@ def build(exercise: Any, students: Sequence[Student], documents: Mapping[str, Ma
         plots_missing=plots.available(), notes=tuple(notes))
 
 
-def _source(entry: Any) -> tuple[str | None, str]:
+def _source(entry: Any, python: bool = False) -> tuple[str | None, str]:
+    """What was graded (a notebook's kernel cell or definitions, not its JSON), to show and compare."""
+    from ..notebook import graded_source
+
     if entry.source is None:
         return None, entry.problem
-    sub, verdict = submission_module.read(entry.source)
-    return (sub.source, "") if sub else (None, f"The source is not shown: {verdict.message}")
+    source, problem = graded_source(entry.source, python=python)
+    return (source, "") if source is not None else (None, f"The source is not shown: {problem}")
 
 
 def _fresh(page: Path, results_path: Path, source: Path | None) -> bool:

@@ -250,10 +250,11 @@ def _sum(counters: Mapping[str, int], *names: str) -> int:
 
 def write_for(report: Any, submission: Path, path: Path) -> Path:
     """The page of a Report just graded (grade --html): its results document and the file's text."""
+    from ..notebook import graded_source
     from ..results import to_json
-    from ..submission import read
 
-    sub, verdict = read(submission)
+    # A notebook shows what was graded (its kernel cell), not its JSON.
+    source, problem = graded_source(submission, python=report.backend == "python")
     document = to_json(report)
-    html = page_html(document, sub.source if sub else None, source_problem="" if sub else f"The source is not shown: {verdict.message}")
+    html = page_html(document, source, source_problem="" if source is not None else f"The source is not shown: {problem}")
     return write_page(html, path)

@@ -1,0 +1,7 @@
+# Never returns.
+@SOLUTION@
+
+
+def sectors_touched(addresses):
+    while True:
+        pass
