@@ -45,6 +45,7 @@ from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
 from .exercise import Exercise
 from .isolated import STATUSES, Graded, grade_in_child, kill_tagged
+from .notebook import graded_source
 from .results import write_atomic
 from .ungraded import ungraded_document
 
@@ -656,7 +657,8 @@ def summarize(rows: Sequence[Row], entries: Sequence[Entry], exercise: Exercise,
             known[normalized_hash(text)] = label
     groups: dict[str, list[str]] = {}
     for e in entries:
-        text = _text(e.source) if e.source else None
+        # What was graded: a notebook's kernel cell, not its JSON (outputs and ids differ copy to copy).
+        text = graded_source(e.source, python=exercise.kind == "python")[0] if e.source else None
         if text is None or not re.sub(r"\s+", "", text):
             continue
         groups.setdefault(normalized_hash(text), []).append(e.student)

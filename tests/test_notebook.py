@@ -317,3 +317,16 @@ def test_a_stopped_grading_reports_the_same_hash_as_a_finished_one(tmp_path):
     path = write(tmp_path, colab(cell("%%writefile submission.cu\n" + SOLUTION)))
     sub, _, _ = nb.read_checked(path, Limits())
     assert _sha256(path) == sub.sha256
+
+
+def test_the_batch_summary_groups_notebooks_by_their_kernel_not_their_json(tmp_path):
+    from grader.exercise import load
+
+    kernel = (ROOT / "reference" / "level2" / "solution.cu").read_text()
+    one = write(tmp_path, colab(cell("%%writefile submission.cu\n" + kernel, cell_id="a1"),
+                                cell("!grade level2 submission.cu", outputs=[stream("score: 1\n")])), "ann.ipynb")
+    two = write(tmp_path, colab(cell("# my notes", kind="markdown", cell_id="zz"), cell("%%writefile submission.cu\n" + kernel,
+                                cell_id="b2")), "bob.ipynb")
+    entries = [batch.Entry("ann", "ann.ipynb", one), batch.Entry("bob", "bob.ipynb", two)]
+    summary = batch.summarize([], entries, load(ROOT / "exercises" / "level2"))
+    assert ("identical to the reference solution", ("ann", "bob")) in summary.identical
