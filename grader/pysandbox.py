@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,14 +37,48 @@ from .stages import child_limits
 
 MAX_REPLY_BYTES = 16 * 1024**2
 _HERE = Path(__file__).resolve().parent
-# Inside the new namespaces: the child's folder bound at /mnt (where it then runs), an empty
-# read-only tmpfs over each folder before "--" (/proc, the temp folders, the exercise, ...), then
-# what follows "--". Exit 97: a mount failed (the probe said they work; never the student's doing).
+# Inside the new namespaces the child's folder is bound here, and the child runs in it (mask_script).
 INSIDE = "/mnt"
-_MASK_SCRIPT = ('mount --bind "$1" ' + INSIDE + ' || exit 97; shift; '
-                'while [ "$1" != "--" ]; do mount -t tmpfs -o ro,size=4k kg-hidden "$1" || exit 97; shift; done; '
-                'shift; cd ' + INSIDE + ' || exit 97; exec "$@"')
 MOUNT_FAILED = 97
+
+
+def interpreter_folders() -> list[Path]:
+    """The folders the child's Python needs to start and import NumPy: never hidden, wherever they are
+    (a virtual environment inside a checkout under /tmp, as a CI job may have)."""
+    import numpy
+
+    found = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, Path(numpy.__file__).parent.parent]
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def mask_script(folder: Path, masks: Sequence[Path], keep: Sequence[Path]) -> str:
+    """The shell script run inside the new namespaces before the child: bind `folder` at INSIDE, cover
+    each of `masks` with an empty read-only tmpfs, and put back, inside a covered folder, each folder
+    of `keep` it holds (the child's own Python: a CI job may keep its virtual environment under
+    /tmp). The command to run follows as "$@". Exit 97: a mount failed."""
+    q = shlex.quote
+    keep = [k for k in dict.fromkeys(keep) if not any(o != k and o in k.parents for o in keep)]
+    lines = [f"mount --bind {q(str(folder))} {INSIDE} || exit 97"]
+    staged = {}
+    for i, k in enumerate(keep):
+        if any(m in k.parents for m in masks):  # seen through a bind made before its folder is covered
+            staged[k] = f"{INSIDE}/.kg-keep-{i}"
+            lines.append(f"mkdir {staged[k]} && mount --bind {q(str(k))} {staged[k]} || exit 97")
+    for m in masks:
+        if m in keep:
+            continue  # the child's own Python: it cannot be hidden
+        inner = [k for k in staged if m in k.parents]
+        if not inner:
+            lines.append(f"mount -t tmpfs -o ro,size=4k kg-hidden {q(str(m))} || exit 97")
+            continue
+        lines.append(f"mount -t tmpfs -o size=64k kg-hidden {q(str(m))} || exit 97")
+        for k in inner:
+            lines.append(f"mkdir -p {q(str(k))} && mount --bind {staged[k]} {q(str(k))} || exit 97")
+        lines.append(f"mount -o remount,ro {q(str(m))} || exit 97")
+    for path in staged.values():
+        lines.append(f"umount {path} && rmdir {path} || exit 97")
+    lines += [f"cd {INSIDE} || exit 97", 'exec "$@"']
+    return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -82,8 +117,9 @@ def _probe_namespaces() -> bool:
         return False
     folder = tempfile.mkdtemp(prefix="kg-probe-")
     try:  # exactly what a child's start does: bind a folder at INSIDE, hide /proc and the temp folder
-        probe = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--mount", "sh", "-c", _MASK_SCRIPT, "sh",
-                                folder, "/proc", tempfile.gettempdir(), "--", "sh", "-c", "test ! -e /proc/self && echo ok"],
+        script = mask_script(Path(folder), [Path("/proc"), Path(tempfile.gettempdir()).resolve()], interpreter_folders())
+        probe = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--mount", "sh", "-c", script, "sh",
+                                "sh", "-c", "test ! -e /proc/self && echo ok"],
                                capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError):
         return False
@@ -142,10 +178,9 @@ class Worker:
             masks = ["/proc", tempfile.gettempdir(), str(self.folder.parent), *map(str, self.hide)]
             masks = [Path(m).resolve() for m in masks if Path(m).is_dir()]
             # A folder inside another one hidden is hidden with it (and could not be mounted on).
-            masks = [str(m) for m in dict.fromkeys(masks) if m != Path("/")
-                     and not any(o != m and o in m.parents for o in masks)]
-            argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", _MASK_SCRIPT, "sh",
-                    str(self.folder), *masks, "--", *argv]
+            masks = [m for m in dict.fromkeys(masks) if m != Path("/") and not any(o != m and o in m.parents for o in masks)]
+            script = mask_script(self.folder, masks, interpreter_folders())
+            argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", script, "sh", *argv]
             home = INSIDE
         env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}

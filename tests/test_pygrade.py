@@ -199,8 +199,15 @@ def test_namespaces_alone_hide_the_exercise_the_grader_and_the_network():
         out = worker.call("probe", (str(REFERENCE), str(LESSON / "tests")))
         assert out.ok, out.error
         seen = out.value
-        assert seen["reference"] == [] and seen["tests"] in ([], "FileNotFoundError"), seen
-        assert seen["proc"] == [] and seen["tmp"] == [], seen
+        assert seen["reference"] in ([], "FileNotFoundError") and seen["tests"] in ([], "FileNotFoundError"), seen
+        # Nothing of the temp folder shows but the way to the child's own Python, where that is there.
+        import tempfile
+
+        from grader.pysandbox import interpreter_folders
+
+        temp = Path(tempfile.gettempdir()).resolve()
+        way = {k.relative_to(temp).parts[0] for k in interpreter_folders() if temp in k.parents}
+        assert seen["proc"] == [] and set(seen["tmp"]) <= way, seen
         assert seen["network"] != "connected", seen
 
 
@@ -263,3 +270,26 @@ def nested():
                 public_classes=material.classes, audit=False) as worker:
         out = worker.call("nested", (), timeout=10)
         assert not out.ok and "grader's channel" in out.error
+
+
+def test_the_childs_own_python_is_never_hidden(tmp_path):
+    """A CI job may keep its virtual environment under /tmp, which the child's namespace covers: the
+    folder the child's Python needs is put back inside the covered one, its siblings stay hidden."""
+    import shutil
+    import subprocess
+
+    from grader.pysandbox import INSIDE, mask_script, namespaces_available
+
+    if not namespaces_available():
+        pytest.skip("no user and mount namespaces here")
+    venv, other, child = tmp_path / "clone" / ".venv", tmp_path / "other-grading", tmp_path / "child"
+    for folder in (venv, other, child):
+        folder.mkdir(parents=True)
+    (venv / "marker").write_text("python lives here")
+    (other / "secret").write_text("another student's file")
+    script = mask_script(child, [Path("/proc"), tmp_path], [venv])
+    shown = subprocess.run(["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", script, "sh", "sh", "-c",
+                            f"cat {venv}/marker; echo; ls -A {tmp_path}; ls -A {tmp_path}/clone; cat {other}/secret; pwd"],
+                           capture_output=True, text=True, timeout=30)
+    assert shown.stdout.split("\n") == ["python lives here", "clone", ".venv", INSIDE, ""], (shown.stdout, shown.stderr)
+    assert "another student" not in shown.stdout and shutil.which("unshare")
