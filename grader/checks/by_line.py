@@ -13,7 +13,7 @@ from typing import Any, Mapping
 
 from ..tools import PROFILE_METRICS
 from .base import Context, emu_launches, sizes_text
-from .findings import emu_task_ids
+from .findings import emu_task_ids, race_items
 
 MAX_FINDINGS = 50
 # The counters `grade profile` prints per line (Nsight Compute's names), and nothing else the
@@ -36,30 +36,19 @@ def _hazard_kind(h: Mapping[str, Any]) -> str:
 
 
 def race_findings(ctx: Context) -> list[dict[str, Any]]:
-    """Hazards between warps (both lines, earlier access first) and barrier errors, deduplicated
-    as race_messages deduplicates them."""
-    seen, out = set(), []
-    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
-        emu = launch["emu"]
-        for b in emu.get("barrier_errors", []):
-            key = ("barrier", b["kind"], b.get("line"))
-            if key not in seen:
-                seen.add(key)
-                kind = "barrier deadlock" if b["kind"] == "deadlock" else "divergent barrier"
-                out.append(_record(kind, "race", [b.get("line")], sizes,
-                                   f"{kind} in block {tuple(b['block'])}: {b.get('detail', '')}".rstrip(": ")))
-        # as race_messages: global races of a launch that strayed outside its buffers are memory-safety's
-        strayed = any(m.get("space") == "global" for m in emu.get("memory_errors", []))
-        for h in emu.get("hazards", []):
-            if strayed and h.get("space") == "global":
-                continue
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
-            if key not in seen:
-                seen.add(key)
-                kind = _hazard_kind(h)
-                out.append(_record(kind, "race", [h["first_line"], h["second_line"]], sizes,
-                                   f"{kind} between line {h['first_line']} and line {h['second_line']}: {h['count']:,} bytes, "
-                                   f"e.g. block {tuple(h['block'])}: {h.get('example', '')}".rstrip(": ")))
+    """Hazards between warps (both lines, earlier access first) and barrier errors, the ones the race
+    check judges (findings.race_items)."""
+    out = []
+    for what, item, sizes in race_items(ctx):
+        if what == "barrier":
+            kind = "barrier deadlock" if item["kind"] == "deadlock" else "divergent barrier"
+            out.append(_record(kind, "race", [item.get("line")], sizes,
+                               f"{kind} in block {tuple(item['block'])}: {item.get('detail', '')}".rstrip(": ")))
+        else:
+            kind = _hazard_kind(item)
+            out.append(_record(kind, "race", [item["first_line"], item["second_line"]], sizes,
+                               f"{kind} between line {item['first_line']} and line {item['second_line']}: {item['count']:,} bytes, "
+                               f"e.g. block {tuple(item['block'])}: {item.get('example', '')}".rstrip(": ")))
     return out[:MAX_FINDINGS]
 
 

@@ -36,8 +36,9 @@ def emu_task_ids(ctx: Context) -> list[str]:
     return [tid for tid, t in ctx.planned.items() if t.backend == "emu" and t.kind == "run"]
 
 
-def race_messages(ctx: Context) -> list[str]:
-    """Hazards between warps and barrier errors from every emulated launch, worst first, deduplicated."""
+def race_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, int]]]:
+    """("barrier" or "hazard", the emulator's record, its sizes) for every barrier error and hazard of
+    every emulated launch, deduplicated: what the race check judges, however it is shown."""
     seen, out = set(), []
     for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
         emu = launch["emu"]
@@ -45,7 +46,7 @@ def race_messages(ctx: Context) -> list[str]:
             key = ("barrier", b["kind"], b.get("line"))
             if key not in seen:
                 seen.add(key)
-                out.append(_barrier_text(ctx, b, sizes))
+                out.append(("barrier", b, sizes))
         # A launch that reached outside its buffers (graded by memory-safety) may land in another
         # buffer, or on elements other threads own: global races are then that bug's consequence, as
         # differing launches are on a GPU (race._repeat_problems).
@@ -56,8 +57,14 @@ def race_messages(ctx: Context) -> list[str]:
             key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
             if key not in seen:
                 seen.add(key)
-                out.append(_hazard_text(ctx, h, sizes))
+                out.append(("hazard", h, sizes))
     return out
+
+
+def race_messages(ctx: Context) -> list[str]:
+    """Hazards between warps and barrier errors from every emulated launch, worst first, deduplicated."""
+    return [_barrier_text(ctx, item, sizes) if what == "barrier" else _hazard_text(ctx, item, sizes)
+            for what, item, sizes in race_items(ctx)]
 
 
 def memory_messages(ctx: Context) -> list[str]:
