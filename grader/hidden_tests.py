@@ -126,18 +126,25 @@ def backend(_grader_session: _Session) -> str:
     return _grader_session.job["backend"]
 
 
-def pytest_runtest_logreport(report) -> None:
-    """Stream each test's outcome to the results file, so a hang or crash loses only that test."""
+def outcome_record(report) -> dict[str, str] | None:
+    """What a hidden test's report says, for the results file (test, outcome, the failure's first
+    words), or None for a phase that is not its outcome (a passing setup, any teardown)."""
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
-        return
-    path = os.environ.get(JOB_VARIABLE)
-    if not path:
-        return
-    results = json.loads(Path(path).read_text())["results"]
+        return None
     message = ""
     if report.outcome != "passed":
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr)[-500:]
+    return {"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Stream each test's outcome to the results file, so a hang or crash loses only that test."""
+    record = outcome_record(report)
+    path = os.environ.get(JOB_VARIABLE)
+    if record is None or not path:
+        return
+    results = json.loads(Path(path).read_text())["results"]
     with open(results, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}) + "\n")
+        f.write(json.dumps(record) + "\n")
 

@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 from .exercise import load
+from .hidden_tests import outcome_record
 from .notebook import CellLine, SourceMap
 from .pygrade import JOB_VARIABLE, call_text, hide_paths, public_material, sync
 from .pysandbox import Worker
@@ -90,17 +91,11 @@ def pytest_runtest_setup(item) -> None:
 
 def pytest_runtest_logreport(report) -> None:
     """Stream each test's outcome (and the functions it called) to the results file."""
-    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
-        return
+    record = outcome_record(report)
     path = os.environ.get(JOB_VARIABLE)
-    if not path:
+    if record is None or not path:
         return
     results = json.loads(Path(path).read_text())["results"]
-    message = ""
-    if report.outcome != "passed":
-        crash = getattr(report.longrepr, "reprcrash", None)
-        message = crash.message if crash is not None else str(report.longrepr)[-500:]
-    file = Path(report.nodeid.split("::")[0]).stem
+    record.update(file=Path(report.nodeid.split("::")[0]).stem, functions=sorted(_CALLED[0]))
     with open(results, "a", encoding="utf-8") as f:
-        f.write(json.dumps({"test": report.nodeid.split("::")[-1], "file": file, "outcome": report.outcome,
-                            "message": message[:500], "functions": sorted(_CALLED[0])}) + "\n")
+        f.write(json.dumps(record) + "\n")

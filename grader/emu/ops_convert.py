@@ -15,6 +15,19 @@ _BOOL = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}
 _WINDOWS = {"shared": SHARED_WINDOW, "local": LOCAL_WINDOW}
 
 
+def write_predicates(x, tv, bop, rc, wp, wq) -> None:
+    """setp's destinations: p = tv BOP c and, with a second one, q = !tv BOP c (c the optional
+    predicate operand; no BOP: p = tv, q = !tv)."""
+    if bop:
+        c = rc(x)
+        p, q = _BOOL[bop](tv, c), _BOOL[bop](~tv, c)
+    else:
+        p, q = tv, ~tv
+    wp(x, p)
+    if wq is not None:
+        wq(x, q)
+
+
 def compare(cmp: str, a, b, is_float: bool):
     """PTX comparison (ordered compares are false on NaN, unordered ones true)."""
     a = np.asarray(a)
@@ -65,15 +78,7 @@ def decode(ins: Instr, ctx, pc: int):
             a, b = ra(x), rb(x)
             if ftz:
                 a, b = fp.flush_subnormal_f32(np.asarray(a, np.float32)), fp.flush_subnormal_f32(np.asarray(b, np.float32))
-            tv = compare(cmp, a, b, isf)
-            if bop:
-                c = rc(x)
-                p, q = _BOOL[bop](tv, c), _BOOL[bop](~tv, c)
-            else:
-                p, q = tv, ~tv
-            wp(x, p)
-            if wq is not None:
-                wq(x, q)
+            write_predicates(x, compare(cmp, a, b, isf), bop, rc, wp, wq)
         return h
 
     if op == "selp":

@@ -185,7 +185,7 @@ def _arith(ins: Instr, t: str):
 
 
 def _setp(ins: Instr, t: str):
-    from .ops_convert import _BOOL, _CMP, compare
+    from .ops_convert import _BOOL, _CMP, compare, write_predicates
 
     if t not in ("f16", "bf16"):
         raise Unsupported(f"opcode {ins.full}")
@@ -200,15 +200,7 @@ def _setp(ins: Instr, t: str):
         wp, wq = writer(o[0], np.bool_), None
 
     def h(x):
-        tv = compare(cmp, _values(ra(x), t), _values(rb(x), t), True)
-        if bop:
-            c = rc(x)
-            p, q = _BOOL[bop](tv, c), _BOOL[bop](~tv, c)
-        else:
-            p, q = tv, ~tv
-        wp(x, p)
-        if wq is not None:
-            wq(x, q)
+        write_predicates(x, compare(cmp, _values(ra(x), t), _values(rb(x), t), True), bop, rc, wp, wq)
     return h
 
 
