@@ -44,7 +44,9 @@ from . import exercise as exercise_module
 from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
 from .exercise import Exercise
-from .isolated import STATUSES, Graded, grade_in_child, kill_tagged
+from .fork_server import VARIABLE as FORK_SERVER_VARIABLE
+from .fork_server import ForkServer
+from .isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from .notebook import graded_source
 from .results import write_atomic
 from .ungraded import ungraded_document
@@ -482,19 +484,23 @@ class LocalExecutor:
 
     def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None:
         """A thread per slot takes the next student, grades them in a child, writes their results file."""
-        free: queue.Queue[dict[str, str]] = queue.Queue()
-        for slot in self._slots:
-            free.put(slot)
+        free: queue.Queue[int] = queue.Queue()
+        for index in range(len(self._slots)):
+            free.put(index)
         stop = threading.Event()
+        # On the emulator each slot forks its gradings' children from a warm server (grader.fork_server):
+        # the imports are paid once per slot, not four times per submission.
+        servers = [WarmSlot(ctx, slot, index) if self.backend == "emu" and ctx.exercise.kind != "python" else None
+                   for index, slot in enumerate(self._slots)]
 
         def one(entry: Entry) -> Outcome | None:
             if stop.is_set():
                 return None
-            slot = free.get()
+            index = free.get()
             try:
-                return _grade_entry(ctx, entry, slot, stop)
+                return _grade_entry(ctx, entry, self._slots[index], stop, servers[index])
             finally:
-                free.put(slot)
+                free.put(index)
 
         pool = ThreadPoolExecutor(max_workers=max(len(self._slots), 1), thread_name_prefix="grade")
         futures: set[Future] = {pool.submit(one, e) for e in todo}
@@ -516,16 +522,59 @@ class LocalExecutor:
                 kill_tagged(ctx.tag_root + ":", prefix=True)
                 wait(running, timeout=0.3)
             raise
+        finally:
+            for server in servers:
+                if server is not None:
+                    server.close()
         pool.shutdown(wait=True)
 
 
-def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop: threading.Event) -> Outcome | None:
+class WarmSlot:
+    """A slot's fork server (grader.fork_server), started at its first grading. A grading that timed
+    out or failed in the grader has its server killed with everything it forked and replaced before
+    the next one; after any other, whatever the grading left running is killed."""
+
+    def __init__(self, ctx: BatchContext, slot: Mapping[str, str], index: int) -> None:
+        # Its tag reaches every process it forks (a fork keeps the server's initial environment in
+        # /proc), so an interrupted batch's kill_tagged(tag_root + ":") ends them all.
+        self.tag = f"{ctx.tag_root}:fork-server-{index}"
+        env = {**os.environ, **slot, TAG_VARIABLE: self.tag, "PYTHONHASHSEED": "0"}
+        self.server = ForkServer(env)
+        self._failed = False
+
+    def address(self) -> str | None:
+        """The socket children fork through, starting the server if needed; None when it cannot start
+        (the gradings then start their children the ordinary way)."""
+        if not self.server.running and not self._failed:
+            self._failed = not self.server.start()
+        return self.server.address if self.server.running else None
+
+    def after(self, graded: Graded) -> None:
+        """Leave nothing of this grading behind for the next."""
+        if graded.status in ("timeout", "grader-error"):
+            self.server.stop()
+            kill_tagged(self.tag)  # its forked children, whatever state it was in
+        elif self.server.running:
+            self.server.kill_children()
+
+    def close(self) -> None:
+        """Stop the server and everything it forked."""
+        self.server.close()
+        kill_tagged(self.tag)
+
+
+def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop: threading.Event,
+                 warm: WarmSlot | None = None) -> Outcome | None:
     where = {"device": slot.get("CUDA_VISIBLE_DEVICES", "")}
     if entry.source is None:
         return record(ctx, entry, unsubmitted(ctx, entry), where)
     tag = f"{ctx.tag_root}:{entry.student}"
+    address = warm.address() if warm is not None else None
+    env = {**slot, FORK_SERVER_VARIABLE: address} if address else slot
     graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
-                            env=slot, scratch=ctx.scratch, tag=tag)
+                            env=env, scratch=ctx.scratch, tag=tag)
+    if warm is not None:
+        warm.after(graded)
     if stop.is_set():
         return None  # killed by the interrupt, not by its own doing: leave it for the next run
     return record(ctx, entry, graded, where)

@@ -79,7 +79,7 @@ class StartedChild:
 
     def __init__(self, argv: Sequence[str], limits: ResourceLimits, output_cap: int, env: dict[str, str] | None,
                  cwd: str | None):
-        self.proc = subprocess.Popen(
+        self.proc = _forked(argv, limits, env, cwd) or subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, cwd=cwd, start_new_session=True,  # own process group: a timeout kills its children too
             preexec_fn=_limit_setter(limits) if os.name == "posix" else None,
@@ -111,6 +111,21 @@ class StartedChild:
         self.proc.wait()
         for reader in self.readers:
             reader.join(KILL_GRACE_SECONDS)
+
+
+def _forked(argv: Sequence[str], limits: ResourceLimits, env: dict[str, str] | None, cwd: str | None):
+    """The child forked by a warm fork server (grader.fork_server) when the environment names one and
+    argv is one of the grader's own Python children; None to start it the ordinary way (also when the
+    server is gone: it only ever saves start-up time)."""
+    from . import fork_server
+
+    address = (env if env is not None else os.environ).get(fork_server.VARIABLE)
+    if not address or fork_server.forkable(argv) is None:
+        return None
+    try:
+        return fork_server.spawn(address, argv, env=env if env is not None else os.environ, cwd=cwd, limits=limits)
+    except OSError:
+        return None
 
 
 def python_argv(module: str, *args: str) -> list[str]:
