@@ -29,6 +29,7 @@ import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -84,6 +85,7 @@ class Options:
     seed: int | None = None
     regrade: bool = False          # ignore existing results
     ray: str | None = None         # grade on a Ray cluster: its address, or "" for ray.init()'s default; None: here
+    fork_server: bool = True       # on the emulator, fork each grading's children from a warm process (grader.fork_server)
 
 
 @dataclass(frozen=True)
@@ -460,7 +462,7 @@ def local_executor(options: Options) -> "LocalExecutor":
             info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
             if info is not None and info.available:
                 slot[PRESET_VARIABLE] = info.to_env()
-    return LocalExecutor(backend, slots)
+    return LocalExecutor(backend, slots, warm=options.fork_server)
 
 
 def ray_executor(options: Options) -> Executor:
@@ -476,8 +478,10 @@ def ray_executor(options: Options) -> Executor:
 class LocalExecutor:
     """Child processes on this machine: one slot (an environment) per concurrent grading."""
 
-    def __init__(self, backend: str, slots: Sequence[dict[str, str]]) -> None:
+    def __init__(self, backend: str, slots: Sequence[dict[str, str]], *, warm: bool = True) -> None:
         self.backend = backend
+        # Fork servers only where fork is safe with NumPy imported (Linux; macOS's Accelerate is not).
+        self.warm = warm and backend == "emu" and sys.platform.startswith("linux")
         self._slots = list(slots)
         self.workers = len(self._slots)
         self.slots = tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in self._slots)
@@ -490,7 +494,7 @@ class LocalExecutor:
         stop = threading.Event()
         # On the emulator each slot forks its gradings' children from a warm server (grader.fork_server):
         # the imports are paid once per slot, not four times per submission.
-        servers = [WarmSlot(ctx, slot, index) if self.backend == "emu" and ctx.exercise.kind != "python" else None
+        servers = [WarmSlot(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
                    for index, slot in enumerate(self._slots)]
 
         def one(entry: Entry) -> Outcome | None:
