@@ -231,12 +231,18 @@ class SharedShadow:
         if check.any():
             sel = None if check.all() else check
             rows_ = _rows(sel, block, warp, offset, active)
-            flat, tid, epoch = self._expand(*rows_, nbytes, epoch_rows if sel is None else epoch_rows[sel])
+            flat, tid, epoch, rec_sync = self._expand_with(*rows_, nbytes, epoch_rows if sel is None else epoch_rows[sel],
+                                                           None if sync is None else sync if sel is None else sync[sel])
             if flat.size:
-                self._check_read(flat, tid, epoch, tid >> _WARP_SHIFT, line)
+                # One gather and one decoding of the writer entries serve both checks.
+                w = self._w[flat]
+                wtid = w & _TID_MASK
+                current = (w >> _EPOCH_SHIFT) == epoch
+                other_warp = (wtid >> _WARP_SHIFT) != (tid >> _WARP_SHIFT)
+                self._check_read(flat, tid, epoch, tid >> _WARP_SHIFT, line, w, current & other_warp)
                 if sync is not None:
-                    rec_sync = self._expand(*rows_, nbytes, sync if sel is None else sync[sel])[2]
-                    self._check_warp_read(flat, tid, epoch, rec_sync, volatile, line)
+                    self._check_warp_read(flat, tid, epoch, rec_sync, volatile, line, w,
+                                          current & ~other_warp & (wtid != tid))
         self._defer_read(block, warp, offset, active, epoch_rows, int(nbytes), line, sync, volatile)
 
     def barrier(self, blocks: np.ndarray) -> None:
@@ -265,22 +271,26 @@ class SharedShadow:
 
     # ------------------------------------------------------------------ checks
 
-    def _check_read(self, flat, tid, epoch, me, line) -> None:
-        """Uninitialised reads and RAW of a load batch, against the writer shadow."""
-        w = self._w[flat]
+    def _check_read(self, flat, tid, epoch, me, line, w=None, raw=None) -> None:
+        """Uninitialised reads and RAW of a load batch, against the writer shadow (`w`: its entries
+        at `flat`, and `raw` the RAW records, where the caller has them already)."""
+        w = self._w[flat] if w is None else w
         uninit = w == 0
         if uninit.any():
             self._note_uninit(uninit, flat, tid, line)
-        raw = ((w >> _EPOCH_SHIFT) == epoch) & (((w & _TID_MASK) >> _WARP_SHIFT) != me)
+        if raw is None:
+            raw = ((w >> _EPOCH_SHIFT) == epoch) & (((w & _TID_MASK) >> _WARP_SHIFT) != me)
         if raw.any():
             self._note_hazard("RAW", raw, w, flat, tid, line)
 
-    def _check_warp_read(self, flat, tid, epoch, sync, volatile, line) -> None:
+    def _check_warp_read(self, flat, tid, epoch, sync, volatile, line, w=None, same_warp=None) -> None:
         """The intra-warp rule: a byte written in this epoch by another lane of the reader's warp,
-        with no warp-level synchronisation of that warp since, unless both accesses are volatile."""
-        w = self._w[flat]
-        wtid = w & _TID_MASK
-        same_warp = ((w >> _EPOCH_SHIFT) == epoch) & ((wtid >> _WARP_SHIFT) == (tid >> _WARP_SHIFT)) & (wtid != tid)
+        with no warp-level synchronisation of that warp since, unless both accesses are volatile
+        (`same_warp`: the records written in this epoch by another lane of the warp, if known)."""
+        w = self._w[flat] if w is None else w
+        if same_warp is None:
+            wtid = w & _TID_MASK
+            same_warp = ((w >> _EPOCH_SHIFT) == epoch) & ((wtid >> _WARP_SHIFT) == (tid >> _WARP_SHIFT)) & (wtid != tid)
         if not same_warp.any():
             return
         ws = self._ws[flat]
@@ -435,24 +445,31 @@ class SharedShadow:
         and ``epoch`` are ``[lanes, 1]``, so nothing is repeated per byte; otherwise all three are
         1-D over the bytes that are inside.
         """
+        return self._expand_with(block, warp, offset, active, nbytes, epoch_rows, None)[:3]
+
+    def _expand_with(self, block, warp, offset, active, nbytes, epoch_rows, sync_rows):
+        """_expand, plus ``sync_rows`` (a per-row value, or None) spread to the records the same way
+        as the epoch: one pass for a load that both checks need."""
         wi, lane = np.nonzero(active)
         offset = offset[wi, lane]
         block = block[wi]
         epoch = epoch_rows[wi]
+        sync = None if sync_rows is None else sync_rows[wi]
         tid = warp[wi] * WARP_SIZE + lane
         nbytes = int(nbytes)
         # Drop lanes that start outside shared memory before adding, so a huge offset cannot wrap.
         ok = offset < self.nbytes
         if not ok.all():
             offset, block, tid, epoch = offset[ok], block[ok], tid[ok], epoch[ok]
+            sync = None if sync is None else sync[ok]
         start = block * self.nbytes + offset.astype(np.int64)
         flat = start[:, None] + np.arange(nbytes, dtype=np.int64)
         inside = (offset.astype(np.int64) + nbytes) <= self.nbytes
         if inside.all():
-            return flat, tid[:, None], epoch[:, None]
+            return flat, tid[:, None], epoch[:, None], None if sync is None else sync[:, None]
         keep = (flat - (block * self.nbytes)[:, None]) < self.nbytes
         rows = np.nonzero(keep)[0]
-        return flat[keep], tid[rows], epoch[rows]
+        return flat[keep], tid[rows], epoch[rows], None if sync is None else sync[rows]
 
     def _pick(self, arr, where, shape) -> np.ndarray:
         return np.broadcast_to(arr, shape)[where]
@@ -467,21 +484,25 @@ class SharedShadow:
 
     def _note_hazard(self, kind, mask, prev, flat, tid, line) -> None:
         """Aggregate the flagged records of one check by the earlier access's source line."""
-        where = np.nonzero(mask)
-        prev = prev[where]
+        prev = prev[mask]  # the flagged records in np.nonzero(mask)'s order
         first_lines = (prev >> _LINE_SHIFT) & _LINE_MASK
-        lines, first_pos, counts = np.unique(first_lines, return_index=True, return_counts=True)
+        if (first_lines == first_lines[0]).all():  # one earlier line (the usual case): no sort needed
+            lines, first_pos, counts = [int(first_lines[0])], [0], [int(first_lines.size)]
+        else:
+            found = np.unique(first_lines, return_index=True, return_counts=True)
+            lines, first_pos, counts = (a.tolist() for a in found)
         new = [
             (first_line, pos, count)
-            for first_line, pos, count in zip(lines.tolist(), first_pos.tolist(), counts.tolist())
+            for first_line, pos, count in zip(lines, first_pos, counts)
             if (kind, first_line, line) not in self._hazards
         ]
-        for first_line, count in zip(lines.tolist(), counts.tolist()):
+        for first_line, count in zip(lines, counts):
             entry = self._hazards.get((kind, first_line, line))
             if entry is not None:
                 entry[0] += count
         if not new:
             return
+        where = np.nonzero(mask)
         f = flat[where]
         t = self._pick(tid, where, flat.shape)
         for first_line, pos, count in new:
