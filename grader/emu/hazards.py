@@ -324,12 +324,12 @@ class SharedShadow:
                 continue
             sel = None if live.all() else live
             block, warp, offset, active = _rows(sel, p.block, p.warp, p.offset, p.active)
-            flat, tid, epoch = self._expand(block, warp, offset, active, p.nbytes,
-                                            p.epoch if sel is None else p.epoch[sel])
+            flat, tid, epoch, sync = self._expand_with(block, warp, offset, active, p.nbytes,
+                                                       p.epoch if sel is None else p.epoch[sel],
+                                                       None if p.sync is None else p.sync if sel is None else p.sync[sel])
             if flat.size:
                 self._update_readers(flat, tid, epoch, tid >> _WARP_SHIFT, p.line)
                 if p.sync is not None:
-                    sync = self._expand(block, warp, offset, active, p.nbytes, p.sync if sel is None else p.sync[sel])[2]
                     self._update_warp_readers(flat, tid, epoch, sync, p.volatile, p.line)
 
     @staticmethod
