@@ -278,6 +278,17 @@ def serve(address: str) -> int:
             importlib.import_module(name)
         except ImportError:
             pass  # an optional piece (pytest) missing: its children import (and fail) as before
+    try:  # pytest's own plugins, which every run of it imports
+        from _pytest.config import default_plugins
+
+        for name in default_plugins:
+            importlib.import_module(f"_pytest.{name}")
+    except ImportError:
+        pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what the imports made stays put: children's collections neither scan nor copy it
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     os.chmod(address, 0o600)
