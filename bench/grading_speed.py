@@ -2,6 +2,7 @@
 
     python bench/grading_speed.py --backend emu                 # the CPU emulator (CI machine)
     python bench/grading_speed.py --backend gpu --handmade      # on a GPU, against the hand-made pipeline
+    python bench/grading_speed.py --backend emu --batch-only --mix correct   # a class of distinct correct kernels
 
 Grades the level2 reference, skeleton and every wrong submission one at a time (wall time per
 submission: median and worst, and each verdict), then a class of copies through `grade batch`
@@ -126,6 +127,9 @@ def main() -> int:
     parser.add_argument("--batch-only", action="store_true", help="skip the one-at-a-time gradings; time only grade batch")
     parser.add_argument("--batch-limit", type=float, default=None,
                         help="stop the batch after this many seconds and report how far it got (default: no limit)")
+    parser.add_argument("--mix", choices=("bench", "correct"), default="bench",
+                        help="the batch's files: copies of the graded files (bench), or distinct correct kernels, the "
+                             "reference with a comment of its own each (own bytes, seed and compile), graded in full")
     args = parser.parse_args()
     files = corpus()[:args.limit]
     tmp = Path(tempfile.mkdtemp(prefix="grading-speed-"))
@@ -148,7 +152,11 @@ def main() -> int:
         klass.mkdir()
         for i in range(size):
             src = files[i % len(files)]
-            shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
+            if args.mix == "correct":
+                solution = corpus()[0]
+                (klass / f"student{i:03d}_{solution.stem}.cu").write_text(f"// student {i:03d}\n" + solution.read_text())
+            else:
+                shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
         batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else []) \
             + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else [])
@@ -157,7 +165,8 @@ def main() -> int:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows] or [float("nan")]
     lines = [f"## Grading speed: {args.backend} backend", "",
-             f"Command: `python bench/grading_speed.py --backend {args.backend}" + (" --handmade" if args.handmade else "") + "`; "
+             f"Command: `python bench/grading_speed.py --backend {args.backend}" + (" --handmade" if args.handmade else "")
+             + (f" --mix {args.mix}" if args.mix != "bench" else "") + "`; "
              f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end "
              f"{os.getloadavg()[0]:.2f}.", "",
              "| submission | seconds | score | categories failed |" + (" hand-made seconds | hand-made verdict |" if args.handmade else ""),
