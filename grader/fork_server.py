@@ -46,6 +46,7 @@ PRELOAD = ("numpy", "jsonschema", "grader.cli", "grader.api", "grader.runner", "
 _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!i")
 READY = b"ready\n"
+COMPILE_SUFFIX = ".compile"  # the socket of the compile children's own server, beside the main one
 START_SECONDS = 60.0
 
 
@@ -129,7 +130,12 @@ def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str
     try:
         request = {"op": "spawn", "module": module, "args": list(argv[3:]), "env": dict(env),
                    "cwd": cwd or os.getcwd(), "limits": asdict(limits)}
-        reply = _ask(address, request, sent)
+        try:
+            if module != "grader.compile":
+                raise OSError("not a compile")
+            reply = _ask(address + COMPILE_SUFFIX, request, sent)
+        except OSError:  # not a compile, or its server is not up (yet): the main one forks it
+            reply = _ask(address, request, sent)
         pid = int(reply["pid"])
     except BaseException:
         for fd in (out_r, err_r, status_r):
@@ -143,8 +149,13 @@ def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str
 
 
 def kill_children(address: str) -> int:
-    """Ask the server to SIGKILL every child (and its group) it has not yet reaped; how many."""
-    return int(_ask(address, {"op": "kill-all"}, ()).get("killed", 0))
+    """Ask the server (and its compile server) to SIGKILL every child (and its group) they have not
+    yet reaped; how many. OSError when the main server does not answer."""
+    try:
+        killed = int(_ask(address + COMPILE_SUFFIX, {"op": "kill-all"}, ()).get("killed", 0))
+    except OSError:
+        killed = 0  # not started, or gone: the main server forks compiles then
+    return killed + int(_ask(address, {"op": "kill-all"}, ()).get("killed", 0))
 
 
 def _ask(address: str, request: Mapping[str, Any], fds: Sequence[int], timeout: float = 30.0) -> dict[str, Any]:
@@ -204,6 +215,7 @@ class ForkServer:
         """Start the server and wait until it listens; False (and nothing running) when it could not."""
         self.stop()
         Path(self.address).unlink(missing_ok=True)
+        Path(self.address + COMPILE_SUFFIX).unlink(missing_ok=True)
         try:
             self._proc = subprocess.Popen([sys.executable, "-m", "grader.fork_server", self.address],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -260,6 +272,7 @@ class ForkServer:
         """stop() and remove the socket's folder."""
         self.stop()
         Path(self.address).unlink(missing_ok=True)
+        Path(self.address + COMPILE_SUFFIX).unlink(missing_ok=True)
         try:
             self._folder.rmdir()
         except OSError:
@@ -270,9 +283,27 @@ class ForkServer:
 # Server side
 
 def serve(address: str) -> int:
-    """Import PRELOAD, listen on `address`, fork a child per request; return when stdin closes."""
+    """Import PRELOAD, listen on `address`, fork a child per request; return when stdin closes.
+
+    Compile children come from a second server of their own (on `address` + COMPILE_SUFFIX), forked
+    before NumPy and the rest are imported: it loads only the compiler (NVRTC, about 0.16 CPU-seconds
+    per fresh process), so a compile child's address space, which its memory cap bounds, holds what
+    a fresh compile child's would."""
     import importlib
 
+    if os.fork() == 0:
+        code = 0
+        try:
+            try:
+                importlib.import_module("grader.compile")
+                from cupy_backends.cuda.libs import nvrtc
+
+                nvrtc.getVersion()  # loads the library: the expensive part
+            except Exception:  # noqa: BLE001 - no compiler here: its children fail as fresh ones would
+                pass
+            code = _loop(address + COMPILE_SUFFIX, ("grader.compile",), announce=False)
+        finally:
+            os._exit(code)
     for name in PRELOAD:
         try:
             importlib.import_module(name)
@@ -285,6 +316,11 @@ def serve(address: str) -> int:
             importlib.import_module(f"_pytest.{name}")
     except ImportError:
         pass
+    return _loop(address, FORKABLE, announce=True)
+
+
+def _loop(address: str, modules: Sequence[str], *, announce: bool) -> int:
+    """Listen on `address` and fork a child per request for one of `modules`, until stdin closes."""
     import gc
 
     gc.collect()
@@ -298,8 +334,9 @@ def serve(address: str) -> int:
     signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # only to wake select() through the wakeup fd
     children: dict[int, int] = {}  # pid -> the write end of its status pipe
-    sys.stdout.buffer.write(READY)
-    sys.stdout.flush()
+    if announce:
+        sys.stdout.buffer.write(READY)
+        sys.stdout.flush()
     while True:
         try:
             readable, _, _ = select.select([listener, wake_r, 0], [], [])
@@ -314,10 +351,11 @@ def serve(address: str) -> int:
         if listener in readable:
             conn, _ = listener.accept()
             with conn:
-                _answer(conn, listener, children, (wake_r, wake_w))
+                _answer(conn, listener, children, (wake_r, wake_w), modules)
 
 
-def _answer(conn: socket.socket, listener: socket.socket, children: dict[int, int], own: tuple[int, int]) -> None:
+def _answer(conn: socket.socket, listener: socket.socket, children: dict[int, int], own: tuple[int, int],
+            modules: Sequence[str]) -> None:
     conn.settimeout(10.0)
     fds: list[int] = []
     try:
@@ -326,7 +364,7 @@ def _answer(conn: socket.socket, listener: socket.socket, children: dict[int, in
         if request.get("op") == "kill-all":
             _send_message(conn, {"killed": _kill_all(children)})
             return
-        if request.get("op") != "spawn" or len(fds) != 4 or request.get("module") not in FORKABLE:
+        if request.get("op") != "spawn" or len(fds) != 4 or request.get("module") not in modules:
             _send_message(conn, {"error": "bad request"})
             return
         started_r, started_w = os.pipe()

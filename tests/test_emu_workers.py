@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -185,3 +186,30 @@ def test_a_slot_whose_server_cannot_start_grades_the_ordinary_way(tmp_path, monk
     (subs / "a.cu").write_bytes((WRONG / "does_not_compile.cu").read_bytes())
     docs = _batch(subs, tmp_path / "out", warm=True, workers=1)
     assert docs["a"]["extra_data"]["batch"]["status"] == "compile-error"
+
+
+def test_compiles_are_forked_from_their_own_server_and_write_what_a_fresh_compile_child_writes(server, tmp_path):
+    deadline = time.monotonic() + 30
+    while not Path(server.address + fork_server.COMPILE_SUFFIX).exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert Path(server.address + fork_server.COMPILE_SUFFIX).exists(), "the compile server did not start"
+    summaries = []
+    for env in (dict(os.environ), forked_env(server)):
+        work = tmp_path / "work"  # the same folder both times: its path is in the PTX's .file directive
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        sources = [{"label": label, "path": str(path), "name": path.name, "out": str(work / label)}
+                   for label, path in (("submission", WRONG / "does_not_compile.cu"), ("reference", SOLUTION))]
+        job = work / "compile.json"
+        job.write_text(json.dumps({"sources": sources, "arch": "sm_90", "summary": str(work / "summary.json")}))
+        child = start_child(python_argv("grader.compile", str(job)), env=env, cwd=str(work))
+        assert isinstance(child.proc, fork_server.ForkedProcess) == (VARIABLE in env)
+        assert child.finish(120).returncode == 0
+        summary = json.loads((work / "summary.json").read_text())
+        for entry in summary.values():
+            entry.pop("seconds", None)
+            for key in ("ptx", "cubin"):
+                if key in entry:
+                    entry[key] = Path(entry[key]).read_bytes()
+        summaries.append(summary)
+    assert summaries[0] == summaries[1] and summaries[0]["reference"]["ok"] and not summaries[0]["submission"]["ok"]
