@@ -399,6 +399,9 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         if on_start:
             on_start(len(todo), done_before)
         context = BatchContext(exercise, out, backend, timeout, options.seed, key, scratch, tag_root)
+        # The pages are drawn after the last grading, on one core; their plotting library (about 0.6
+        # CPU-seconds to import) is imported meanwhile, while this process only waits on its children.
+        threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
         executor.grade_all(context, todo, on_done)
         rows, stale = read_rows(out, entries)
         csv_path = write_csv(out / CSV_NAME, rows)
@@ -411,6 +414,18 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         lock.close()
+
+
+def _import_report_modules() -> None:
+    """Import what _write_html_reports will need (an optional plotting library that is missing is
+    simply not imported)."""
+    try:
+        from .report import class_page, plots  # noqa: F401
+
+        if not plots.available():
+            plots._pyplot()
+    except Exception:  # noqa: BLE001 - only a head start: the pages import (and report) it themselves
+        pass
 
 
 def _write_html_reports(out: Path, exercise: Exercise, entries: Sequence[Entry], summary: Summary) -> None:
