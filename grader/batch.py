@@ -509,7 +509,7 @@ class LocalExecutor:
         stop = threading.Event()
         # On the emulator each slot forks its gradings' children from a warm server (grader.fork_server):
         # the imports are paid once per slot, not four times per submission.
-        servers = [WarmSlot(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
+        servers = [WarmSlot.make(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
                    for index, slot in enumerate(self._slots)]
 
         def one(entry: Entry) -> Outcome | None:
@@ -551,7 +551,8 @@ class LocalExecutor:
 class WarmSlot:
     """A slot's fork server (grader.fork_server), started at its first grading. A grading that timed
     out or failed in the grader has its server killed with everything it forked and replaced before
-    the next one; after any other, whatever the grading left running is killed."""
+    the next one; after any other, whatever the grading left running is killed. A server that died
+    during a grading is replaced too, and that grading done again the ordinary way."""
 
     def __init__(self, ctx: BatchContext, slot: Mapping[str, str], index: int) -> None:
         # Its tag reaches every process it forks (a fork keeps the server's initial environment in
@@ -561,6 +562,15 @@ class WarmSlot:
         self.server = ForkServer(env)
         self._failed = False
 
+    @classmethod
+    def make(cls, ctx: BatchContext, slot: Mapping[str, str], index: int) -> "WarmSlot | None":
+        """A warm slot, or None where its server's private folder cannot be made (its gradings then
+        start their children the ordinary way)."""
+        try:
+            return cls(ctx, slot, index)
+        except OSError:
+            return None
+
     def address(self) -> str | None:
         """The socket children fork through, starting the server if needed; None when it cannot start
         (the gradings then start their children the ordinary way)."""
@@ -568,9 +578,14 @@ class WarmSlot:
             self._failed = not self.server.start()
         return self.server.address if self.server.running else None
 
+    @property
+    def running(self) -> bool:
+        """Whether the server is up."""
+        return self.server.running
+
     def after(self, graded: Graded) -> None:
         """Leave nothing of this grading behind for the next."""
-        if graded.status in ("timeout", "grader-error"):
+        if graded.status in ("timeout", "grader-error") or not self.server.running:
             self.server.stop()
             kill_tagged(self.tag)  # its forked children, whatever state it was in
         elif self.server.running:
@@ -593,7 +608,13 @@ def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop:
     graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
                             env=env, scratch=ctx.scratch, tag=tag)
     if warm is not None:
+        died = address is not None and not warm.running and not stop.is_set()
         warm.after(graded)
+        if died:
+            # The server went away during the grading (killed from outside): what it did to the grading's
+            # children is the grader's failure, never the student's. Grade it again the ordinary way.
+            graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
+                                    env=slot, scratch=ctx.scratch, tag=tag)
     if stop.is_set():
         return None  # killed by the interrupt, not by its own doing: leave it for the next run
     return record(ctx, entry, graded, where)

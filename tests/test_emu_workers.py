@@ -213,3 +213,30 @@ def test_compiles_are_forked_from_their_own_server_and_write_what_a_fresh_compil
                     entry[key] = Path(entry[key]).read_bytes()
         summaries.append(summary)
     assert summaries[0] == summaries[1] and summaries[0]["reference"]["ok"] and not summaries[0]["submission"]["ok"]
+
+
+def test_a_server_killed_during_a_grading_costs_the_student_nothing(tmp_path, monkeypatch):
+    """Something outside kills the slot's server while a grading runs: its children die with it, and
+    the submission is graded again the ordinary way, to the results a fresh grading gives."""
+    import threading
+
+    from grader.isolated import kill_tagged
+    from test_batch import batch_tag
+
+    real = batch.grade_in_child
+    killed = []
+
+    def grade_and_kill_the_server(*args, env=None, **kwargs):
+        if env and VARIABLE in env and not killed:
+            tag = f"{batch_tag(tmp_path / 'out')}:fork-server-0"
+            threading.Timer(0.4, lambda: killed.append(kill_tagged(tag))).start()
+        return real(*args, env=env, **kwargs)
+
+    monkeypatch.setattr(batch, "grade_in_child", grade_and_kill_the_server)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.cu").write_bytes(SOLUTION.read_bytes())
+    docs = _batch(subs, tmp_path / "out", warm=True, workers=1)
+    assert killed and killed[0] >= 1
+    fresh = real(load(EXERCISE), subs / "a.cu", backend="emu", timeout=300, seed=SEED, scratch=tmp_path)
+    assert comparable(docs["a"]) == comparable(fresh.document)
