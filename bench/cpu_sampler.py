@@ -32,6 +32,8 @@ def label(cmdline: list[str], comm: str) -> str:
             return f"python -m grader.runner --prestart {rest[at + 1] if at + 1 < len(rest) else '?'}"
         if module == "grader" and rest:
             return f"python -m grader {rest[0] if rest[0] in ('run', 'batch') else ''}".strip()
+        if module == "grader.fork_server" and comm and not comm.startswith("python"):
+            return f"python -m {comm} (forked)"  # a child it forked names itself (grader.fork_server)
         return f"python -m {module}"
     if base.startswith("python"):
         return f"python {Path(cmdline[1]).name if len(cmdline) > 1 else ''}".strip()
