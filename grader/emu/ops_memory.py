@@ -243,10 +243,31 @@ def _wavefronts(off2: np.ndarray, total: int, ok2: np.ndarray) -> tuple[int, int
         # row 0's and its lane 0 is a multiple of 4 away (in-bounds offsets: no wrap-around).
         base = off2[:, :1]
         if not ((base - base[0]) & np.uint32(3)).any() and ((off2 - base) == (off2[0] - base[0])).all():
-            wf, ideal = traffic.shared_wavefronts(off2[:1].astype(np.uint64), total, ok2[:1])
-            return int(wf[0]) * w, int(ideal[0]) * w
+            wf, ideal = _one_warp_wavefronts(off2[0], total)
+            return wf * w, ideal * w
     wf, ideal = traffic.shared_wavefronts(np.where(ok2, off2, 0).astype(np.uint64), total, ok2)
     return int(wf.sum()), int(ideal.sum())
+
+
+_ONE_WARP: dict[tuple[bytes, int], tuple[int, int]] = {}  # a pattern's (wavefronts, ideal), by its shape
+_ONE_WARP_MAX = 4096
+
+
+def _one_warp_wavefronts(off: np.ndarray, total: int) -> tuple[int, int]:
+    """(wavefronts, ideal) of one warp whose 32 lanes are all active, at uint32 offsets `off`.
+
+    The count depends only on the offsets relative to the 4-byte word of lane 0 (moving every
+    offset by a multiple of 4 bytes rotates the banks; see _wavefronts), so the pattern a loop
+    repeats at shifting addresses is counted once and looked up after."""
+    key = ((off.astype(np.int64) - int(off[0] & ~np.uint32(3))).tobytes(), total)
+    found = _ONE_WARP.get(key)
+    if found is None:
+        wf, ideal = traffic.shared_wavefronts(off[None, :].astype(np.uint64), total, np.ones((1, WARP), dtype=bool))
+        found = (int(wf[0]), int(ideal[0]))
+        if len(_ONE_WARP) >= _ONE_WARP_MAX:
+            _ONE_WARP.clear()
+        _ONE_WARP[key] = found
+    return found
 
 
 def _window_access(x, space, addr, mask, esize, nvec, write, vals, line):

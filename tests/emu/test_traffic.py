@@ -164,3 +164,18 @@ def test_shared_wavefronts_random_vs_reference(nbytes, aligned):
     ref_w, ref_i = ref_wavefronts(offset, nbytes, active)
     assert waves.tolist() == ref_w
     assert ideal.tolist() == ref_i
+
+
+def test_one_warp_wavefronts_memo_counts_as_the_model_whatever_the_shift():
+    from grader.emu import ops_memory
+
+    rng = np.random.default_rng(3)
+    ops_memory._ONE_WARP.clear()
+    for total in (4, 8, 16):
+        for _ in range(20):
+            off = (rng.integers(0, 64, 32) * total).astype(np.uint32)
+            for shift in (0, 4, 128, 4 * 1001):  # the same pattern moved by multiples of 4 bytes hits the memo
+                moved = off + np.uint32(shift)
+                wf, ideal = shared_wavefronts(moved[None, :].astype(np.uint64), total, np.ones((1, 32), dtype=bool))
+                assert ops_memory._one_warp_wavefronts(moved, total) == (int(wf[0]), int(ideal[0]))
+    assert 0 < len(ops_memory._ONE_WARP) <= 60
