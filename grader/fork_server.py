@@ -15,7 +15,8 @@ only ever imported modules and never ran a grading: nothing of one submission ca
 The server itself runs no student code and no grading; a grading that hangs or crashes is charged
 to itself, and the batch kills and replaces the server it used (grader.batch).
 
-Server:  python -m grader.fork_server SOCKET   (prints "ready" once listening; exits at EOF on stdin)
+Server:  python -m grader.fork_server SOCKET   (prints "ready" once listening; exits at EOF on stdin;
+         compile children come from a second server on SOCKET.compile that loaded only NVRTC)
 Client:  sandbox.start_child() forks through the server named by $KERNEL_GRADER_FORK_SERVER when
          the command is one of FORKABLE (spawn()); anything else, or a server that is gone, is an
          ordinary subprocess as before.
@@ -31,7 +32,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
