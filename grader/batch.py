@@ -44,9 +44,12 @@ from . import exercise as exercise_module
 from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
 from .exercise import Exercise
-from .isolated import STATUSES, Graded, grade_in_child, kill_tagged
+from .checks.counters import ncu_metrics
+from .isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from .notebook import graded_source
+from .profile_broker import Brokers, start_brokers
 from .results import write_atomic
+from .tools import find_tools
 from .ungraded import ungraded_document
 
 RESULTS = "results"
@@ -82,6 +85,7 @@ class Options:
     seed: int | None = None
     regrade: bool = False          # ignore existing results
     ray: str | None = None         # grade on a Ray cluster: its address, or "" for ray.init()'s default; None: here
+    profile_group: int = 8         # on a GPU, ncu profiles up to this many gradings per run (grader.profile_broker); 0: each its own
 
 
 @dataclass(frozen=True)
@@ -458,7 +462,9 @@ def local_executor(options: Options) -> "LocalExecutor":
             info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
             if info is not None and info.available:
                 slot[PRESET_VARIABLE] = info.to_env()
-    return LocalExecutor(backend, slots)
+    if options.profile_group < 0:
+        raise UsageError("--profile-group must be 0 (off) or more")
+    return LocalExecutor(backend, slots, profile_group=options.profile_group)
 
 
 def ray_executor(options: Options) -> Executor:
@@ -474,17 +480,27 @@ def ray_executor(options: Options) -> Executor:
 class LocalExecutor:
     """Child processes on this machine: one slot (an environment) per concurrent grading."""
 
-    def __init__(self, backend: str, slots: Sequence[dict[str, str]]) -> None:
+    def __init__(self, backend: str, slots: Sequence[dict[str, str]], profile_group: int = 0) -> None:
         self.backend = backend
+        self.profile_group = profile_group
         self._slots = list(slots)
         self.workers = len(self._slots)
         self.slots = tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in self._slots)
 
     def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None:
         """A thread per slot takes the next student, grades them in a child, writes their results file."""
+        brokers = _profilers(ctx, self._slots, self.profile_group) if self.backend == "gpu" else None
+        try:
+            self._grade_all(ctx, todo, on_done, brokers)
+        finally:
+            if brokers is not None:
+                brokers.stop()
+
+    def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
         free: queue.Queue[dict[str, str]] = queue.Queue()
         for slot in self._slots:
-            free.put(slot)
+            # Each grading asks its GPU's profiler for ncu counts (none: it runs ncu itself).
+            free.put({**slot, **(brokers.env_for(slot.get("CUDA_VISIBLE_DEVICES", "")) if brokers else {})})
         stop = threading.Event()
 
         def one(entry: Entry) -> Outcome | None:
@@ -517,6 +533,20 @@ class LocalExecutor:
                 wait(running, timeout=0.3)
             raise
         pool.shutdown(wait=True)
+
+
+def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int) -> Brokers | None:
+    """A profiler per GPU of the slots (grader.profile_broker), or None: turned off (group 0), no ncu
+    here, or nothing in this exercise is measured by ncu."""
+    ncu = find_tools().ncu
+    if group < 1 or not ncu or ctx.exercise.kind == "python" or not ncu_metrics(ctx.exercise.spec) \
+            or not ctx.exercise.solution_path.exists():
+        return None
+    by_gpu: dict[str, Mapping[str, str]] = {}
+    for slot in slots:
+        by_gpu.setdefault(slot.get("CUDA_VISIBLE_DEVICES", ""), slot)
+    base = {**api.child_env(ctx.scratch), TAG_VARIABLE: f"{ctx.tag_root}:profiler"}  # killed with the batch's children
+    return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base)
 
 
 def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop: threading.Event) -> Outcome | None:

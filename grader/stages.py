@@ -97,7 +97,7 @@ class Runner:
         """Start a runner child now, before its tasks are known; it gives up after `wait` seconds
         without a job (the parent went away)."""
         stem = self.workdir / f"job{next(self._ids)}"
-        argv = _runner_argv(wrapper, stem, "--prestart", backend, "pool" if pool else "no-pool",
+        argv = runner_argv(wrapper, stem, "--prestart", backend, "pool" if pool else "no-pool",
                             str(self.exercise_root), f"{wait:.0f}")
         spawned = time.time()
         child = start_child(argv, limits=child_limits(self.limits, wait + self.limits.run_seconds, backend),
@@ -162,12 +162,12 @@ class Runner:
             if prestarted:  # already running, waiting for this job: the time limit starts now
                 spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left), None
             else:
-                argv = _runner_argv(wrapper, stem)
+                argv = runner_argv(wrapper, stem)
                 spawned = time.time()
                 child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(env),
                                   output_cap=self.limits.output_bytes, cwd=str(self.workdir))
             children.append(child)
-            done = _read_results(results_path)
+            done = read_results(results_path)
             self._record(name, spawned, done)
             results.update(done)
             remaining = [t for t in remaining if t.id not in done]
@@ -220,7 +220,8 @@ def child_limits(limits: Limits, seconds: float, backend: str = "emu") -> Resour
     )
 
 
-def _read_results(path: Path) -> dict[str, TaskResult]:
+def read_results(path: Path) -> dict[str, TaskResult]:
+    """The results a runner child wrote to `path`, by task id (a torn last line is left out)."""
     out: dict[str, TaskResult] = {}
     if not path.exists():
         return out
@@ -247,7 +248,7 @@ def _timeout_text(budget: float, child: ChildRun) -> str:
     return f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)"
 
 
-def _runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
+def runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
     """The runner child's command for job stem.json, under `wrapper` (its {log} becomes stem.log)."""
     return [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper] + \
         python_argv("grader.runner", str(stem.with_suffix(".json")), *extra)
