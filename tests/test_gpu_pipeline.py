@@ -375,3 +375,72 @@ def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(t
         if thread.name == "release-gpu":
             thread.join(5)
     assert errors == [] and not gone.exists()
+
+
+def test_in_a_batch_ncu_starts_only_for_a_kernel_past_the_gate_and_falls_back_alone(tmp_path, monkeypatch):
+    """With a batch's profiler (KERNEL_GRADER_PROFILER), planning starts no ncu and prestarts none; the
+    counters check starts it at judging, only once the gate lets the counts count; with no live
+    profiler the grading runs ncu itself and gets the lone verdict."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader import profile_spool
+    from grader.checks.base import CorrectnessSummary
+    from grader.checks.counters import ncu_prestart
+
+    monkeypatch.setenv(profile_spool.VARIABLE, str(tmp_path / "spool"))  # a spool nobody serves
+    (tmp_path / "spool").mkdir()
+    ctx = _context(tmp_path, "transpose", _ncu_answer(lambda t, m: 1000 if t.module == "reference" else 1100))
+    assert ncu_prestart(ctx.spec, ctx.runner, ctx.tools, 10) is None
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        assert NCU_STAGE not in ctx.background
+        ctx.correctness = CorrectnessSummary(2, 3)
+        gated = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+        assert gated.extra.get("gated") and NCU_STAGE not in ctx.background
+        ctx.correctness = CorrectnessSummary(3, 3)
+        traffic = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+        banks = REGISTRY["bank-conflicts"].judge(ctx, ctx.spec.checks["bank-conflicts"])[0]
+    assert 1.09 < traffic.extra["ratio"] < 1.11 and 1.09 < banks.extra["ratio"] < 1.11
+    assert len([c for c in ctx.runner.calls if c["log_name"] == "ncu"]) == 1  # one run for both checks
+
+
+def test_in_a_batch_the_profilers_answer_is_the_counts(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader import profile_spool
+    from grader.checks.base import CorrectnessSummary
+    from grader.checks.counters import ncu_request
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / profile_spool.HEARTBEAT).touch()
+    monkeypatch.setenv(profile_spool.VARIABLE, str(spool))
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    size = ", ".join(f"{k} = {v}" for k, v in ctx.spec.checks["traffic"].size.items())
+    counts = {size: {"submission": {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 300.0},
+                     "reference": {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 100.0}}}
+    asked = []
+
+    def serve() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for path in spool.glob("*" + profile_spool.REQUEST_SUFFIX):
+                request = json.loads(path.read_text())
+                asked.append(request)
+                path.unlink()
+                stages.write_atomically(Path(request["answer"]), json.dumps({"by_size": counts, "problem": None}))
+                return
+            time.sleep(0.01)
+
+    from grader import stages
+
+    server = threading.Thread(target=serve)
+    server.start()
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        ctx.correctness = CorrectnessSummary(3, 3)
+        traffic = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+    server.join()
+    assert traffic.extra["ratio"] == 3.0 and not traffic.passed
+    assert [c for c in ctx.runner.calls if c["log_name"] == "ncu"] == []  # no ncu run of its own
+    assert asked[0]["tasks"] == ncu_request(ctx).to_json()["tasks"]
