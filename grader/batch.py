@@ -494,7 +494,8 @@ class LocalExecutor:
             self._grade_all(ctx, todo, on_done, brokers)
         finally:
             if brokers is not None:
-                brokers.stop()
+                # Every grading is over (or interrupted): a group still in flight has nobody to answer.
+                brokers.stop(kill=lambda: kill_tagged(_profiler_tag(ctx), prefix=True))
 
     def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
         free: queue.Queue[dict[str, str]] = queue.Queue()
@@ -545,8 +546,13 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
     by_gpu: dict[str, Mapping[str, str]] = {}
     for slot in slots:
         by_gpu.setdefault(slot.get("CUDA_VISIBLE_DEVICES", ""), slot)
-    base = {**api.child_env(ctx.scratch), TAG_VARIABLE: f"{ctx.tag_root}:profiler"}  # killed with the batch's children
+    base = {**api.child_env(ctx.scratch), TAG_VARIABLE: _profiler_tag(ctx)}  # killed with the batch's children too
     return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base)
+
+
+def _profiler_tag(ctx: BatchContext) -> str:
+    """The tag of the profilers' children: under the batch's, and no grading's prefix (no student id is empty)."""
+    return f"{ctx.tag_root}::profiler"
 
 
 def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop: threading.Event) -> Outcome | None:

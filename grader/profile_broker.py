@@ -11,10 +11,11 @@ would have computed (grader.checks.counters.counts_from on the same launches and
 
 Anything irregular in a group costs only the job that caused it: when the rows can still be told
 apart (as many rows as launches that succeeded), every job whose launches all succeeded keeps its
-counts; the first job that did not is profiled alone, exactly as a lone grading would be (its own
-ncu child, restarts and all), and the rest go back to the front of the queue. When the rows cannot
-be told apart and no launch failed, every job of the group is profiled alone. A broker that fails
-outright tells its gradings to profile alone; one that stops answering is noticed by its heartbeat.
+counts; the first job that did not is told to profile alone, and its grading runs its own ncu child
+exactly as a lone grading would (restarts and all), so its verdict is the lone one; the rest go back
+to the front of the queue. When the rows cannot be told apart and no launch failed, every job of the
+group is told to profile alone. A broker that fails outright tells its gradings the same; one that
+stops answering is noticed by its heartbeat (grader.profile_spool).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import exercise as exercise_module
 from . import profile_spool
@@ -105,7 +106,7 @@ class ProfileBroker:
         self.group = max(1, int(group))
         self.prestart = prestart
         self.queue: deque[Pending] = deque()
-        self.stats: dict[str, int] = {"groups": 0, "alone": 0, "requests": 0, "again": 0}
+        self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
         self._ids = itertools.count()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"profiler-{self.spool.name}", daemon=True)
@@ -121,10 +122,15 @@ class ProfileBroker:
         self._beat.start()
         return self
 
-    def stop(self) -> None:
-        """Stop after the group in flight; kill a waiting prestarted child; gradings still asking profile alone."""
+    def stop(self, kill: Callable[[], Any] | None = None) -> None:
+        """Stop serving; a waiting prestarted child is killed, and gradings still asking profile alone.
+        `kill` ends the ncu children in flight (called until the broker's thread has ended): without
+        it, the group in flight finishes first."""
         self._stop.set()
-        self._thread.join()
+        while self._thread.is_alive():
+            if kill is not None:
+                kill()
+            self._thread.join(0.3)
         self._beat.join()
         with contextlib.suppress(OSError):
             (self.spool / profile_spool.HEARTBEAT).unlink()
@@ -191,7 +197,10 @@ class ProfileBroker:
         for j, counts in settled.kept.items():
             _answer(group[j], _counts_json(counts))
         for j in settled.alone:
-            self._alone(group[j])
+            # Its grading runs its own ncu child, exactly as a lone grading: beside the next group,
+            # not holding up the queue for as long as that one may take.
+            self.stats["told_alone"] += 1
+            _answer(group[j], {"alone": True})
         # Queued again at the front, in their order: they were waiting longest.
         self.stats["again"] += len(settled.again)
         for j in reversed(settled.again):
@@ -230,8 +239,8 @@ class ProfileBroker:
         self._waiting = ((request.exercise_root, request.metrics, request.kernels), child)
 
     def _alone(self, pending: Pending) -> None:
-        """The request's own ncu run, exactly as its grading would have run it."""
-        self.stats["alone"] += 1
+        """A request alone in the queue: its own ncu run, exactly as its grading would have run it."""
+        self.stats["single"] += 1
         prestarted = self._take_prestarted(pending.key)
         runner = self._runner(pending.request, self._folder())
         self._prestart_next(pending.request)
@@ -288,9 +297,10 @@ class Brokers:
         broker = self.by_gpu.get(gpu)
         return {profile_spool.VARIABLE: str(broker.spool)} if broker else {}
 
-    def stop(self) -> None:
+    def stop(self, kill: Callable[[], Any] | None = None) -> None:
+        """Stop every profiler (ProfileBroker.stop)."""
         for broker in self.by_gpu.values():
-            broker.stop()
+            broker.stop(kill)
 
 
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
