@@ -116,7 +116,7 @@ class ProfileBroker:
 
     def start(self) -> "ProfileBroker":
         self.spool.mkdir(parents=True, exist_ok=True)
-        self.work.mkdir(parents=True, exist_ok=True)
+        (self.work / "claimed").mkdir(parents=True, exist_ok=True)
         (self.spool / profile_spool.HEARTBEAT).touch()
         self._thread.start()
         self._beat.start()
@@ -172,7 +172,6 @@ class ProfileBroker:
         """Move every complete request in the spool into the queue (oldest first); a claimed request
         is the broker's to answer."""
         claimed = self.work / "claimed"
-        claimed.mkdir(exist_ok=True)
         for path in sorted(self.spool.glob("*" + profile_spool.REQUEST_SUFFIX)):
             target = claimed / path.name
             try:
