@@ -324,3 +324,24 @@ def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch
         assert list(brokers.by_gpu) == ["0"] and brokers.by_gpu["0"].group == 8
     finally:
         brokers.stop()
+
+
+def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):
+    """At the end of a batch (or on Ctrl-C) a group still in flight has nobody to answer: it is killed,
+    not waited for (here a hang that the 30 s run limit would otherwise end)."""
+    from grader.isolated import TAG_VARIABLE, kill_tagged
+
+    spec = fake["exercise"] / "spec.toml"
+    spec.write_text(spec.read_text().replace("run_seconds = 3", "run_seconds = 30"))
+    broker = ProfileBroker(fake["tmp"] / "spool", fake["tmp"] / "work", fake["ncu"],
+                           {**fake["env"], TAG_VARIABLE: "test-profiler::x"}, 8).start()
+    request = _request(fake, "s", "hang")
+    asking = threading.Thread(target=profile_spool.ask, args=(broker.spool, request.to_json(), fake["tmp"] / "s" / "a.json", 60))
+    asking.start()
+    while _ncu_runs(fake) < 1:
+        time.sleep(0.02)
+    started = time.monotonic()
+    broker.stop(kill=lambda: kill_tagged("test-profiler::", prefix=True))
+    assert time.monotonic() - started < 10
+    asking.join(20)
+    assert not asking.is_alive()
