@@ -24,7 +24,6 @@ import itertools
 import json
 import os
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
