@@ -208,7 +208,8 @@ def _ncu_counts(ctx: Context):
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
     stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, [k.name for k in ctx.spec.kernel.chain]),
-                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
+                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE),
+                           stop=ctx.stop_event(NCU_STAGE))
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     parsed = parse_ncu_csv(text, metrics)
     if parsed.missing:
