@@ -188,6 +188,10 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
+            if category == "correctness" and ctx.correctness is not None and not ctx.correctness.all_passed:
+                # Counter checks are gated on correctness: ncu's counts will not be read, and a kernel
+                # that hangs under ncu (no launch budget there) would hold the grading to the run limit.
+                ctx.abandon(NCU_STAGE)
         if hidden:
             tests.extend(hidden.judge(ctx, spec.hidden_tests))
     if where.is_notebook:  # the emulator's own details say "at line N" of the extracted kernel

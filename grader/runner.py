@@ -230,13 +230,15 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
         nan += int(np.count_nonzero(np.isnan(have)))
         finite = np.isfinite(err)
         if finite.any():
-            worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+            # An exact comparison allows 0: a wrong element's ratio to the floor overflows to inf.
+            with np.errstate(over="ignore"):
+                worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
         if count and first is None:
             idx = tuple(int(i) for i in np.argwhere(wrong)[0])
             first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
     # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
     return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
-            "worst_ratio": round(worst, 4)}
+            "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
 
 
 def _num(x: Any) -> float | str:

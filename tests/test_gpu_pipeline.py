@@ -31,7 +31,7 @@ class FakeRunner(Runner):
         self.lock = threading.Lock()
 
     def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None, extra_env=None,
-            prestarted=None):
+            prestarted=None, stop=None):
         with self.lock:
             self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name,
                                "env": dict(extra_env or {})})

@@ -2,6 +2,7 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
@@ -252,16 +253,19 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
                                        wait=2 * ctx.spec.limits.run_seconds)
         if answer is not None:
             return answer.get("by_size"), answer.get("problem")
-    return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE))
+    return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
+                         stop=ctx.stop_event(NCU_STAGE))
 
 
-def profile_alone(runner: Runner, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None) -> NcuCounts:
-    """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request."""
+def profile_alone(runner: Runner, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
+                  stop: threading.Event | None = None) -> NcuCounts:
+    """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request;
+    setting `stop` kills it (its counts are no longer needed)."""
     # No turns across gradings: ncu's own lock (in the temp folder they share, tools.ncu_env) already
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
     stage = runner.run(request.tasks, backend="gpu", wrapper=request.wrapper(ncu), log_name="ncu", extra_env=ncu_env(),
-                       prestarted=prestarted)
+                       prestarted=prestarted, stop=stop)
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     return counts_from(request, stage.results, parse_ncu_csv(text, request.metrics))
 
