@@ -444,3 +444,34 @@ def test_in_a_batch_the_profilers_answer_is_the_counts(tmp_path, monkeypatch):
     assert traffic.extra["ratio"] == 3.0 and not traffic.passed
     assert [c for c in ctx.runner.calls if c["log_name"] == "ncu"] == []  # no ncu run of its own
     assert asked[0]["tasks"] == ncu_request(ctx).to_json()["tasks"]
+
+
+def _stoppable_runner(tmp_path: Path, gpu_status: str) -> tuple[FakeRunner, dict]:
+    """A runner whose GPU batch answers at once with `gpu_status` for every correctness size, and whose
+    emulator batch spins (as on a hung kernel) until its stop event is set, or 3 s."""
+    seen: dict = {}
+
+    class Spinning(FakeRunner):
+        def run(self, tasks, *, backend, stop=None, **kw):
+            if backend == "gpu":
+                return StageRun({t.id: TaskResult(t.id, gpu_status, launches=({"seed": 1, "error": "x"},)) for t in tasks})
+            seen["stop_set"] = bool(stop and stop.wait(3))
+            return StageRun({t.id: TaskResult(t.id, "skipped", "not run: no longer needed") for t in tasks})
+
+    return Spinning(tmp_path, None), seen
+
+
+def test_a_kernel_hung_at_every_size_on_the_gpu_stops_the_emulator_batch(tmp_path):
+    """Every check that reads the emulator's findings is gated on a right size: when the GPU stopped the
+    kernel as a hang and no size was right, the emulator (spinning on the same loop) is stopped too,
+    so the hang costs seconds, not the emulator's step budget."""
+    for status, stopped in (("timeout", True), ("error", False)):
+        runner, seen = _stoppable_runner(tmp_path, status)
+        ctx = Context(exercise=load(ROOT / "exercises" / "level2"), backend="gpu", runner=runner, seed=1, tools=Tools(),
+                      source_name="s.cu", source="", has_reference=True, emu_available=True)
+        ctx.planned = {"correctness:0": Task(id="correctness:0", kind="run", backend="gpu", sizes={"N": 1}, seeds=(1,)),
+                       "emu:N = 64": Task(id="emu:N = 64", kind="run", backend="emu", sizes={"N": 64}, seeds=(1,))}
+        started = time.monotonic()
+        api._run_planned(ctx)
+        assert seen["stop_set"] is stopped, status
+        assert (time.monotonic() - started < 2) is stopped
