@@ -63,7 +63,8 @@ def _hand_verdict(hand: dict) -> str:
     return (", ".join(failed) or "nothing failed") + (f"; {sectors:,.0f} load sectors" if isinstance(sectors, (int, float)) else "")
 
 
-def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tuple[float, bool]:
+def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
+              alone: dict[str, float] | None = None) -> tuple[float, bool]:
     """Run `grade batch`, printing every 10 s how many results are in; stop it after `limit` seconds.
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
@@ -98,6 +99,11 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None) -> tup
     for original, doc in zip(originals, docs):
         scores.setdefault(original, Counter())[round(float(doc.get("score", -1)), 2)] += 1
     print("batch scores by original file: " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(scores.items())))
+    # Each copy must also score what the file scored graded alone (before the batch, same seed rules).
+    differ = {k: (alone[k], dict(v)) for k, v in scores.items() if alone and k in alone and set(v) != {round(alone[k], 2)}}
+    print("batch against alone: " + ("every copy scores what its file scored alone" if alone and not differ else
+                                     "; ".join(f"{k}: alone {a:g}, batch {b}" for k, (a, b) in sorted(differ.items()))
+                                     if alone else "(not compared: --batch-only)"))
     # Where copies disagree, which tests did (a racy kernel may fail differently run to run).
     by_test: dict[tuple[str, str], Counter] = {}
     for original, doc in zip(originals, docs):
@@ -122,6 +128,8 @@ def main() -> int:
     parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--per-gpu", type=int, default=None, help="gradings sharing one GPU in the batch (grade batch --per-gpu)")
+    parser.add_argument("--profile-group", type=int, default=None,
+                        help="ncu runs per GPU profile up to this many gradings (grade batch --profile-group; 0: each its own)")
     parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
     parser.add_argument("--limit", type=int, default=None, help="grade only the first K files (a quick profile)")
     parser.add_argument("--batch-only", action="store_true", help="skip the one-at-a-time gradings; time only grade batch")
@@ -159,8 +167,11 @@ def main() -> int:
                 shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
         batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else []) \
-            + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else [])
-        batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit) if size else (1e-9, True)
+            + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else []) \
+            + (["--profile-group", str(args.profile_group)] if args.profile_group is not None else []) \
+            + (["--seed", "1"] if rows else [])  # the seed of the lone gradings above: their scores are comparable
+        alone = {path.stem: verdict["score"] for path, _, verdict, _ in rows}
+        batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit, alone) if size else (1e-9, True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows] or [float("nan")]

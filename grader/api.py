@@ -34,6 +34,7 @@ from .exercise import Exercise
 from .results import NotRun, Report, TestResult
 from .sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
+from .tasks import TaskResult
 from .stage_clock import StageClock
 from .stages import Runner, child_limits
 from .tools import Tools, find_tools
@@ -188,6 +189,10 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
             return report(tests, skipped, sha=sub.sha256, output=output)
         for category in order:
             tests.extend(REGISTRY[category].judge(ctx, spec.checks[category]))
+            if category == "correctness" and ctx.correctness is not None and not ctx.correctness.all_passed:
+                # Counter checks are gated on correctness: ncu's counts will not be read, and a kernel
+                # that hangs under ncu (no launch budget there) would hold the grading to the run limit.
+                ctx.abandon(NCU_STAGE)
         if hidden:
             tests.extend(hidden.judge(ctx, spec.hidden_tests))
     if where.is_notebook:  # the emulator's own details say "at line N" of the extracted kernel
@@ -219,17 +224,33 @@ def _release_gpu_when_idle(ctx: Context) -> None:
 def _run_planned(ctx: Context) -> str:
     """Run every planned launch, one child batch per backend; return what the kernels printed."""
     batches = {b: [t for t in ctx.planned.values() if t.backend == b] for b in ("gpu", "emu")}
+    stops = {b: threading.Event() for b in batches}
     # The emulator needs only the CPU: its batch runs beside the GPU batch rather than after it.
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = [pool.submit(ctx.runner.run, tasks, backend=b, prestarted=ctx.take_prestart(f"{b} launches"))
-                   for b, tasks in batches.items() if tasks]
-        stages = [f.result() for f in futures]
+        futures = {b: pool.submit(ctx.runner.run, tasks, backend=b, prestarted=ctx.take_prestart(f"{b} launches"),
+                                  stop=stops[b])
+                   for b, tasks in batches.items() if tasks}
+        if "gpu" in futures and "emu" in futures and _hung_at_every_size(futures["gpu"].result().results):
+            # A kernel that hung on the GPU and got no size right: every check that reads the emulator's
+            # findings is gated on a right size, and the emulator would spin on the same loop until its
+            # own step budget (about 15 s on an H200's host for level2's hostile spinners).
+            stops["emu"].set()
+        stages = [f.result() for f in futures.values()]
     printed = []
     for stage in stages:
         ctx.results.update(stage.results)
         printed += [c.stdout for c in stage.children if c.stdout.strip()]
     text = student_text("\n".join(printed).strip())
     return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
+
+
+def _hung_at_every_size(results: Mapping[str, TaskResult]) -> bool:
+    """A launch of the correctness check was stopped as a hang and no size was right."""
+    runs = [r for tid, r in results.items() if tid.startswith("correctness:")]
+    hung = any(r.status == "timeout" for r in runs)  # the child stopped a GPU kernel at its launch's limit
+    right = any(r.status == "ok" and r.launches and all((l.get("compare") or {}).get("ok") for l in r.launches)
+                for r in runs)
+    return hung and not right
 
 
 def student_text(text: str) -> str:

@@ -45,11 +45,14 @@ from . import exercise as exercise_module
 from .device_probe import PRESET_VARIABLE, probe_device
 from .errors import UsageError
 from .exercise import Exercise
+from .checks.counters import ncu_metrics
 from .fork_server import VARIABLE as FORK_SERVER_VARIABLE
 from .fork_server import ForkServer
 from .isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from .notebook import graded_source
+from .profile_broker import Brokers, start_brokers
 from .results import write_atomic
+from .tools import find_tools
 from .ungraded import ungraded_document
 
 RESULTS = "results"
@@ -85,6 +88,7 @@ class Options:
     seed: int | None = None
     regrade: bool = False          # ignore existing results
     ray: str | None = None         # grade on a Ray cluster: its address, or "" for ray.init()'s default; None: here
+    profile_group: int = 8         # on a GPU, ncu profiles up to this many gradings per run (grader.profile_broker); 0: each its own
     fork_server: bool = True       # on the emulator, fork each grading's children from a warm process (grader.fork_server)
 
 
@@ -477,7 +481,9 @@ def local_executor(options: Options) -> "LocalExecutor":
             info = infos.get(slot.get("CUDA_VISIBLE_DEVICES", ""))
             if info is not None and info.available:
                 slot[PRESET_VARIABLE] = info.to_env()
-    return LocalExecutor(backend, slots, warm=options.fork_server)
+    if options.profile_group < 0:
+        raise UsageError("--profile-group must be 0 (off) or more")
+    return LocalExecutor(backend, slots, profile_group=options.profile_group, warm=options.fork_server)
 
 
 def ray_executor(options: Options) -> Executor:
@@ -493,8 +499,9 @@ def ray_executor(options: Options) -> Executor:
 class LocalExecutor:
     """Child processes on this machine: one slot (an environment) per concurrent grading."""
 
-    def __init__(self, backend: str, slots: Sequence[dict[str, str]], *, warm: bool = True) -> None:
+    def __init__(self, backend: str, slots: Sequence[dict[str, str]], profile_group: int = 0, *, warm: bool = True) -> None:
         self.backend = backend
+        self.profile_group = profile_group
         # Fork servers only where fork is safe with NumPy imported (Linux; macOS's Accelerate is not).
         self.warm = warm and backend == "emu" and sys.platform.startswith("linux")
         self._slots = list(slots)
@@ -503,8 +510,19 @@ class LocalExecutor:
 
     def grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None) -> None:
         """A thread per slot takes the next student, grades them in a child, writes their results file."""
+        brokers = _profilers(ctx, self._slots, self.profile_group) if self.backend == "gpu" else None
+        try:
+            self._grade_all(ctx, todo, on_done, brokers)
+        finally:
+            if brokers is not None:
+                # Every grading is over (or interrupted): a group still in flight has nobody to answer.
+                brokers.stop(kill=lambda: kill_tagged(_profiler_tag(ctx), prefix=True))
+
+    def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
+        # Each grading asks its GPU's profiler for ncu counts (none: it runs ncu itself).
+        envs = [{**slot, **(brokers.env_for(slot.get("CUDA_VISIBLE_DEVICES", "")) if brokers else {})} for slot in self._slots]
         free: queue.Queue[int] = queue.Queue()
-        for index in range(len(self._slots)):
+        for index in range(len(envs)):
             free.put(index)
         stop = threading.Event()
         # On the emulator each slot forks its gradings' children from a warm server (grader.fork_server):
@@ -517,7 +535,7 @@ class LocalExecutor:
                 return None
             index = free.get()
             try:
-                return _grade_entry(ctx, entry, self._slots[index], stop, servers[index])
+                return _grade_entry(ctx, entry, envs[index], stop, servers[index])
             finally:
                 free.put(index)
 
@@ -546,6 +564,25 @@ class LocalExecutor:
                 if server is not None:
                     server.close()
         pool.shutdown(wait=True)
+
+
+def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int) -> Brokers | None:
+    """A profiler per GPU of the slots (grader.profile_broker), or None: turned off (group 0), no ncu
+    here, or nothing in this exercise is measured by ncu."""
+    ncu = find_tools().ncu
+    if group < 1 or not ncu or ctx.exercise.kind == "python" or not ncu_metrics(ctx.exercise.spec) \
+            or not ctx.exercise.solution_path.exists():
+        return None
+    by_gpu: dict[str, Mapping[str, str]] = {}
+    for slot in slots:
+        by_gpu.setdefault(slot.get("CUDA_VISIBLE_DEVICES", ""), slot)
+    base = {**api.child_env(ctx.scratch), TAG_VARIABLE: _profiler_tag(ctx)}  # killed with the batch's children too
+    return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base)
+
+
+def _profiler_tag(ctx: BatchContext) -> str:
+    """The tag of the profilers' children: under the batch's, and no grading's prefix (no student id is empty)."""
+    return f"{ctx.tag_root}::profiler"
 
 
 class WarmSlot:

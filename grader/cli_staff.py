@@ -38,6 +38,9 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
 @click.option("--per-gpu", type=click.IntRange(min=1), default=4, show_default=True,
               help="On a GPU host, at most this many submissions share one GPU (each child sees only its GPU). "
                    "Timings still run alone: a lock keeps the others off the GPU while one is timed.")
+@click.option("--profile-group", type=click.IntRange(min=0), default=8, show_default=True,
+              help="On a GPU host, one Nsight Compute run per GPU profiles up to this many submissions' counter "
+                   "launches together (ncu's start-up is paid once per group); 0: each grading runs its own ncu.")
 @click.option("--backend", type=click.Choice(api.BACKENDS), default="auto", show_default=True,
               help="gpu, emu (the CPU emulator), or auto: the GPU if one is visible.")
 @click.option("--timeout", type=click.FloatRange(min=1), help="Seconds allowed per submission before it is stopped "
@@ -49,8 +52,8 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
                    "results come back here. ADDRESS as for `ray.init` (e.g. ray://head:10001, or auto); alone, "
                    "RAY_ADDRESS or the cluster on this machine. Needs `pip install 'kernel-grader[ray]'`. See docs/cluster.md.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary; print only where the gradebook is.")
-def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | None, per_gpu: int, backend: str,
-              timeout: float | None, seed: int | None, regrade: bool, ray: str | None, quiet: bool) -> None:
+def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | None, per_gpu: int, profile_group: int,
+              backend: str, timeout: float | None, seed: int | None, regrade: bool, ray: str | None, quiet: bool) -> None:
     """Grade a whole class: every submission in SUBMISSIONS against EXERCISE.
 
     \b
@@ -85,7 +88,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
 
     def work() -> None:
         options = batch.Options(backend=backend, workers=workers, per_gpu=per_gpu, timeout=timeout, seed=seed, regrade=regrade,
-                                ray=ray)
+                                ray=ray, profile_group=profile_group)
         bar = None
 
         def on_start(todo: int, skipped: int) -> None:

@@ -45,56 +45,87 @@ def main(argv: list[str]) -> int:
     exercise = exercise or load_exercise(Path(job["exercise"]))
     harness = Harness(exercise)
     device = device or open_device(job["backend"], pool=job.get("pool", True))
+    ready = time.time()  # imports done, device open: the rest is the tasks' own time
+    if "jobs" in job:
+        return _run_jobs(job, exercise, harness, device, ready)
     modules: Mapping[str, str] = job["modules"]
     # Each submission launch's limit from the reference's cost at its size; only where the parent asks
     # (not under ncu or a sanitizer, which would see or slow the reference's launches).
     budgets = Budgets(exercise.spec, harness, job["backend"], modules.get("reference") if job.get("budget") else None,
                       step_limit=int(job.get("step_limit", 200_000)), device=device)
     finished: dict[str, TaskResult] = {}
-    ready = time.time()  # imports done, device open: the rest is the tasks' own time
     with open(job["results"], "a", encoding="utf-8") as out:
         for raw in job["tasks"]:
-            task = Task.from_json(raw)
-            started, waited = time.time(), 0.0
-            failed = unmet_requirements(task, finished)
-            if failed:
-                skipped = skipped_for(task, failed)
-                result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
-            else:
-                if task.after:
-                    # Holding no share of the GPU (shares are per task): another grading's timing
-                    # would otherwise wait on this idle process while this grading's ncu run waits
-                    # on that timing.
-                    wait_for_file(Path(task.after))
-                if task.kind == "time":
-                    alone = device.take_exclusive()  # other gradings sharing this GPU finish first
-                    waited = time.time() - started
-                    try:
-                        result, fatal = _execute(task, exercise, harness, device, modules, budgets)
-                    finally:
-                        device.leave()
-                    if not alone:
-                        result.setdefault("data", {})["shared_gpu"] = True
-                else:
-                    with device.using():
-                        waited = time.time() - started  # including any wait for another grading's timing
-                        result, fatal = _execute(task, exercise, harness, device, modules, budgets)
-            # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
-            result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
-            line = json.dumps(result, allow_nan=False, default=_json_default)
-            finished[task.id] = TaskResult.from_json(json.loads(line))
-            out.write(line + "\n")
-            out.flush()
-            if fatal and result["status"] == "timeout":
-                # A GPU kernel still running: Python's own shutdown would wait for it. Exiting now lets
-                # the driver tear the context (and the kernel) down.
-                os._exit(EXIT_FATAL)
-            if fatal:
-                return EXIT_FATAL
+            code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets)
+            if code is not None:
+                return code
     return 0
 
 
-def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets):
+def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:
+    """Several gradings' jobs in one process (grade batch profiles many submissions per ncu run,
+    grader.profile_broker): each job's tasks in order, each job's results in its own file, the jobs
+    one after another. Every buffer is zeroed before it is released, so no kernel of a later job can
+    find an earlier job's inputs, outputs or reference results in recycled device memory."""
+    release = getattr(device, "scrub", None)
+    for job in group["jobs"]:
+        modules: Mapping[str, str] = job["modules"]
+        budgets = Budgets(exercise.spec, harness, group["backend"], modules.get("reference") if group.get("budget") else None,
+                          step_limit=int(group.get("step_limit", 200_000)), device=device)
+        finished: dict[str, TaskResult] = {}
+        with open(job["results"], "a", encoding="utf-8") as out:
+            for raw in job["tasks"]:
+                code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets,
+                                 release=release)
+                if code is not None:
+                    return code
+    return 0
+
+
+def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: float, exercise: Exercise, harness: Harness,
+              device: Device, modules: Mapping[str, str], budgets: Budgets, release: Any = None) -> int | None:
+    """Run one task and append its result line; the exit status when the process must stop now, else None."""
+    started, waited = time.time(), 0.0
+    failed = unmet_requirements(task, finished)
+    if failed:
+        skipped = skipped_for(task, failed)
+        result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
+    else:
+        if task.after:
+            # Holding no share of the GPU (shares are per task): another grading's timing
+            # would otherwise wait on this idle process while this grading's ncu run waits
+            # on that timing.
+            wait_for_file(Path(task.after))
+        if task.kind == "time":
+            alone = device.take_exclusive()  # other gradings sharing this GPU finish first
+            waited = time.time() - started
+            try:
+                result, fatal = _execute(task, exercise, harness, device, modules, budgets)
+            finally:
+                device.leave()
+            if not alone:
+                result.setdefault("data", {})["shared_gpu"] = True
+        else:
+            with device.using():
+                waited = time.time() - started  # including any wait for another grading's timing
+                result, fatal = _execute(task, exercise, harness, device, modules, budgets, release)
+    # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
+    result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
+    line = json.dumps(result, allow_nan=False, default=_json_default)
+    finished[task.id] = TaskResult.from_json(json.loads(line))
+    out.write(line + "\n")
+    out.flush()
+    if fatal and result["status"] == "timeout":
+        # A GPU kernel still running: Python's own shutdown would wait for it. Exiting now lets
+        # the driver tear the context (and the kernel) down.
+        os._exit(EXIT_FATAL)
+    if fatal:
+        return EXIT_FATAL
+    return None
+
+
+def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets,
+             release: Any = None):
     spec = exercise.spec
     if task.kind == "time":
         from .timing import time_task
@@ -111,7 +142,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
             # budget again would only delay the verdict.
             launches.append({**earlier, "seed": seed, "seconds": 0.0, "repeated": True})
             break
-        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget)
+        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget, release)
         launches.append(record)
         if task.module == "submission" and outcome.findings.get("status") == "step-limit":
             budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
@@ -125,7 +156,9 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     return {"id": task.id, "status": status, "launches": launches}, False
 
 
-def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, budget: Budget):
+def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, budget: Budget,
+                 release: Any = None):
+    """One launch at one seed: its record and outcome. `release` frees its buffers (default: device.free)."""
     sizes = dict(task.sizes)
     rng = np.random.default_rng(seed)
     inputs = harness.make_inputs(sizes, rng)
@@ -152,7 +185,7 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
         # in host memory: no student code can ever read it.
         expected, magnitude = _expected(harness, seed, sizes, inputs)
         record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
-    device.free(list(buffers.values()))
+    (release or device.free)(list(buffers.values()))
     return record, outcome
 
 
@@ -197,13 +230,15 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
         nan += int(np.count_nonzero(np.isnan(have)))
         finite = np.isfinite(err)
         if finite.any():
-            worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+            # An exact comparison allows 0: a wrong element's ratio to the floor overflows to inf.
+            with np.errstate(over="ignore"):
+                worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
         if count and first is None:
             idx = tuple(int(i) for i in np.argwhere(wrong)[0])
             first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
     # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
     return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
-            "worst_ratio": round(worst, 4)}
+            "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
 
 
 def _num(x: Any) -> float | str:

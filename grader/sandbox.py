@@ -62,9 +62,10 @@ class ResourceLimits:
 
 def run_child(argv: Sequence[str], *, timeout: float, limits: ResourceLimits | None = None,
               output_cap: int = DEFAULT_OUTPUT_CAP, env: dict[str, str] | None = None,
-              cwd: str | None = None) -> ChildRun:
-    """Run argv with a wall-clock limit; keep at most output_cap bytes of each stream, count the rest."""
-    return start_child(argv, limits=limits, output_cap=output_cap, env=env, cwd=cwd).finish(timeout)
+              cwd: str | None = None, stop: threading.Event | None = None) -> ChildRun:
+    """Run argv with a wall-clock limit; keep at most output_cap bytes of each stream, count the rest.
+    Setting `stop` kills it early (its result is no longer needed)."""
+    return start_child(argv, limits=limits, output_cap=output_cap, env=env, cwd=cwd).finish(timeout, stop)
 
 
 def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, output_cap: int = DEFAULT_OUTPUT_CAP,
@@ -86,12 +87,20 @@ class StartedChild:
         )
         self.readers = [_CappedReader(self.proc.stdout, output_cap), _CappedReader(self.proc.stderr, output_cap)]
 
-    def finish(self, timeout: float) -> ChildRun:
-        """Wait for the child at most `timeout` seconds from now (then kill it and its group)."""
+    def finish(self, timeout: float, stop: threading.Event | None = None) -> ChildRun:
+        """Wait for the child at most `timeout` seconds from now (then kill it and its group). Setting
+        `stop` ends the wait early the same way: its result is no longer needed."""
         start = time.perf_counter()
         timed_out = False
+        deadline = time.monotonic() + timeout
         try:
-            self.proc.wait(timeout=timeout)
+            while stop is not None and not stop.is_set() and self.proc.poll() is None:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(self.proc.args, timeout)
+                stop.wait(0.05)
+            if stop is not None and stop.is_set() and self.proc.poll() is None:
+                _kill_group(self.proc)
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(self.proc)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,24 +82,26 @@ class Runner:
 
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
             timeout: float | None = None, log_name: str | None = None, label: str | None = None,
-            extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None) -> StageRun:
+            extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None,
+            stop: threading.Event | None = None) -> StageRun:
         """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper, with `extra_env` over
         the runner's environment); the clock records it as `label` (default: the log name or "<backend> launches").
         A `prestarted` child (started by prestart() with the same backend, wrapper and environment) takes
-        the first job instead of a fresh one."""
+        the first job instead of a fresh one. Setting `stop` kills the child and skips what is left: the
+        stage's results are no longer needed (a profiler run for a kernel that failed correctness)."""
         name = label or log_name or f"{backend} launches"
         env = {**self.env, **(extra_env or {})}
         with self.clock.measure(name):
             return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name,
-                             name=name, env=env, prestarted=prestarted)
+                             name=name, env=env, prestarted=prestarted, stop=stop)
 
     def prestart(self, backend: str, *, wrapper: Sequence[str] = (), pool: bool = True,
                  extra_env: Mapping[str, str] | None = None, wait: float = 60.0) -> Prestarted:
         """Start a runner child now, before its tasks are known; it gives up after `wait` seconds
         without a job (the parent went away)."""
         stem = self.workdir / f"job{next(self._ids)}"
-        argv = _runner_argv(wrapper, stem, "--prestart", backend, "pool" if pool else "no-pool",
-                            str(self.exercise_root), f"{wait:.0f}")
+        argv = runner_argv(wrapper, stem, "--prestart", backend, "pool" if pool else "no-pool",
+                           str(self.exercise_root), f"{wait:.0f}")
         spawned = time.time()
         child = start_child(argv, limits=child_limits(self.limits, wait + self.limits.run_seconds, backend),
                             env={**self.env, **(extra_env or {})}, output_cap=self.limits.output_bytes, cwd=str(self.workdir))
@@ -123,7 +126,7 @@ class Runner:
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
              timeout: float | None, log_name: str | None, name: str, env: Mapping[str, str],
-             prestarted: Prestarted | None) -> StageRun:
+             prestarted: Prestarted | None, stop: threading.Event | None = None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -160,18 +163,22 @@ class Runner:
                 break
             write_atomically(stem.with_suffix(".json"), json.dumps(job))
             if prestarted:  # already running, waiting for this job: the time limit starts now
-                spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left), None
+                spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left, stop), None
             else:
-                argv = _runner_argv(wrapper, stem)
+                argv = runner_argv(wrapper, stem)
                 spawned = time.time()
                 child = run_child(argv, timeout=left, limits=child_limits(self.limits, left, backend), env=dict(env),
-                                  output_cap=self.limits.output_bytes, cwd=str(self.workdir))
+                                  output_cap=self.limits.output_bytes, cwd=str(self.workdir), stop=stop)
             children.append(child)
-            done = _read_results(results_path)
+            done = read_results(results_path)
             self._record(name, spawned, done)
             results.update(done)
             remaining = [t for t in remaining if t.id not in done]
             if not remaining:
+                break
+            if stop is not None and stop.is_set():
+                for t in remaining:
+                    results[t.id] = TaskResult(t.id, "skipped", "not run: no longer needed")
                 break
             stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
             if stopped is not None:  # the child stopped a kernel at its launch's limit and exited: as a hang below
@@ -220,7 +227,8 @@ def child_limits(limits: Limits, seconds: float, backend: str = "emu") -> Resour
     )
 
 
-def _read_results(path: Path) -> dict[str, TaskResult]:
+def read_results(path: Path) -> dict[str, TaskResult]:
+    """The results a runner child wrote to `path`, by task id (a torn last line is left out)."""
     out: dict[str, TaskResult] = {}
     if not path.exists():
         return out
@@ -247,7 +255,7 @@ def _timeout_text(budget: float, child: ChildRun) -> str:
     return f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)"
 
 
-def _runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
+def runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
     """The runner child's command for job stem.json, under `wrapper` (its {log} becomes stem.log)."""
     return [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper] + \
         python_argv("grader.runner", str(stem.with_suffix(".json")), *extra)

@@ -31,7 +31,7 @@ class FakeRunner(Runner):
         self.lock = threading.Lock()
 
     def run(self, tasks, *, backend, wrapper=(), pool=True, timeout=None, log_name=None, label=None, extra_env=None,
-            prestarted=None):
+            prestarted=None, stop=None):
         with self.lock:
             self.calls.append({"tasks": list(tasks), "backend": backend, "wrapper": list(wrapper), "log_name": log_name,
                                "env": dict(extra_env or {})})
@@ -375,3 +375,103 @@ def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(t
         if thread.name == "release-gpu":
             thread.join(5)
     assert errors == [] and not gone.exists()
+
+
+def test_in_a_batch_ncu_starts_only_for_a_kernel_past_the_gate_and_falls_back_alone(tmp_path, monkeypatch):
+    """With a batch's profiler (KERNEL_GRADER_PROFILER), planning starts no ncu and prestarts none; the
+    counters check starts it at judging, only once the gate lets the counts count; with no live
+    profiler the grading runs ncu itself and gets the lone verdict."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader import profile_spool
+    from grader.checks.base import CorrectnessSummary
+    from grader.checks.counters import ncu_prestart
+
+    monkeypatch.setenv(profile_spool.VARIABLE, str(tmp_path / "spool"))  # a spool nobody serves
+    (tmp_path / "spool").mkdir()
+    ctx = _context(tmp_path, "transpose", _ncu_answer(lambda t, m: 1000 if t.module == "reference" else 1100))
+    assert ncu_prestart(ctx.spec, ctx.runner, ctx.tools, 10) is None
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        assert NCU_STAGE not in ctx.background
+        ctx.correctness = CorrectnessSummary(2, 3)
+        gated = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+        assert gated.extra.get("gated") and NCU_STAGE not in ctx.background
+        ctx.correctness = CorrectnessSummary(3, 3)
+        traffic = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+        banks = REGISTRY["bank-conflicts"].judge(ctx, ctx.spec.checks["bank-conflicts"])[0]
+    assert 1.09 < traffic.extra["ratio"] < 1.11 and 1.09 < banks.extra["ratio"] < 1.11
+    assert len([c for c in ctx.runner.calls if c["log_name"] == "ncu"]) == 1  # one run for both checks
+
+
+def test_in_a_batch_the_profilers_answer_is_the_counts(tmp_path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader import profile_spool
+    from grader.checks.base import CorrectnessSummary
+    from grader.checks.counters import ncu_request
+
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / profile_spool.HEARTBEAT).touch()
+    monkeypatch.setenv(profile_spool.VARIABLE, str(spool))
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    size = ", ".join(f"{k} = {v}" for k, v in ctx.spec.checks["traffic"].size.items())
+    counts = {size: {"submission": {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 300.0},
+                     "reference": {"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum": 100.0}}}
+    asked = []
+
+    def serve() -> None:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for path in spool.glob("*" + profile_spool.REQUEST_SUFFIX):
+                request = json.loads(path.read_text())
+                asked.append(request)
+                path.unlink()
+                stages.write_atomically(Path(request["answer"]), json.dumps({"by_size": counts, "problem": None}))
+                return
+            time.sleep(0.01)
+
+    from grader import stages
+
+    server = threading.Thread(target=serve)
+    server.start()
+    with ThreadPoolExecutor(4) as pool:
+        _plan(ctx, pool)
+        ctx.correctness = CorrectnessSummary(3, 3)
+        traffic = REGISTRY["traffic"].judge(ctx, ctx.spec.checks["traffic"])[0]
+    server.join()
+    assert traffic.extra["ratio"] == 3.0 and not traffic.passed
+    assert [c for c in ctx.runner.calls if c["log_name"] == "ncu"] == []  # no ncu run of its own
+    assert asked[0]["tasks"] == ncu_request(ctx).to_json()["tasks"]
+
+
+def _stoppable_runner(tmp_path: Path, gpu_status: str) -> tuple[FakeRunner, dict]:
+    """A runner whose GPU batch answers at once with `gpu_status` for every correctness size, and whose
+    emulator batch spins (as on a hung kernel) until its stop event is set, or 3 s."""
+    seen: dict = {}
+
+    class Spinning(FakeRunner):
+        def run(self, tasks, *, backend, stop=None, **kw):
+            if backend == "gpu":
+                return StageRun({t.id: TaskResult(t.id, gpu_status, launches=({"seed": 1, "error": "x"},)) for t in tasks})
+            seen["stop_set"] = bool(stop and stop.wait(3))
+            return StageRun({t.id: TaskResult(t.id, "skipped", "not run: no longer needed") for t in tasks})
+
+    return Spinning(tmp_path, None), seen
+
+
+def test_a_kernel_hung_at_every_size_on_the_gpu_stops_the_emulator_batch(tmp_path):
+    """Every check that reads the emulator's findings is gated on a right size: when the GPU stopped the
+    kernel as a hang and no size was right, the emulator (spinning on the same loop) is stopped too,
+    so the hang costs seconds, not the emulator's step budget."""
+    for status, stopped in (("timeout", True), ("error", False)):
+        runner, seen = _stoppable_runner(tmp_path, status)
+        ctx = Context(exercise=load(ROOT / "exercises" / "level2"), backend="gpu", runner=runner, seed=1, tools=Tools(),
+                      source_name="s.cu", source="", has_reference=True, emu_available=True)
+        ctx.planned = {"correctness:0": Task(id="correctness:0", kind="run", backend="gpu", sizes={"N": 1}, seeds=(1,)),
+                       "emu:N = 64": Task(id="emu:N = 64", kind="run", backend="emu", sizes={"N": 64}, seeds=(1,))}
+        started = time.monotonic()
+        api._run_planned(ctx)
+        assert seen["stop_set"] is stopped, status
+        assert (time.monotonic() - started < 2) is stopped

@@ -110,3 +110,23 @@ def test_a_late_stage_gets_what_is_left_of_the_grading_time():
 
 def _runner_for(exercise) -> Runner:
     return Runner(exercise_root=exercise.root, workdir=Path("/nonexistent"), modules={}, limits=exercise.spec.limits)
+
+
+def test_a_stage_no_longer_needed_is_stopped_at_once(tmp_path):
+    """ncu for a kernel that failed correctness: its counts will not be read, and a kernel that hangs
+    under it has no launch budget. Setting the stage's stop event kills its child within moments,
+    not at the run limit, and what it did not run is skipped."""
+    import sys
+    import threading
+
+    runner = _runner(tmp_path)
+    stop = threading.Event()
+    hang = [sys.executable, "-c", "import time; time.sleep(120)"]  # stands in for a profiled hung kernel
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    stage = runner.run([Task(id="ncu:submission:N = 17", kind="profile", backend="emu", sizes={"N": 17}, seeds=(1,))],
+                       backend="emu", wrapper=hang, timeout=60, stop=stop)
+    assert time.monotonic() - started < 10
+    assert stage.results["ncu:submission:N = 17"].status == "skipped"
+    child = stage.children[0]
+    assert child.returncode is not None and child.returncode < 0 and not child.timed_out  # killed, reaped, not a timeout

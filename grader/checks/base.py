@@ -7,6 +7,7 @@ submission pays for process start-up once, not once per check.
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -59,6 +60,7 @@ class Context:
     background: dict[str, Future] = field(default_factory=dict)
     prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
     deadline: float | None = None  # time.monotonic() by which the whole grading should be done
+    stops: dict[str, threading.Event] = field(default_factory=dict)  # stage -> set when its result is not needed
 
     def time_left(self, floor: float = 10.0) -> float:
         """Seconds a stage started now may run: the run limit, or less when the grading's deadline is
@@ -73,6 +75,15 @@ class Context:
     def start(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
         """Start a stage that needs no other result (a sanitizer, a profiler run) in the background."""
         self.background[key] = self.pool.submit(fn, *args) if self.pool else _done(fn(*args))
+
+    def stop_event(self, key: str) -> threading.Event:
+        """The event a background stage's child watches: set, the child is killed (abandon())."""
+        return self.stops.setdefault(key, threading.Event())
+
+    def abandon(self, key: str) -> None:
+        """Stop a background stage whose result no check will read (ncu for a kernel that failed
+        correctness: a kernel that hangs would otherwise hold it to the run limit)."""
+        self.stop_event(key).set()
 
     def finish(self, key: str) -> Any:
         """The result of a stage started with start() (waiting for it; several checks may share one)."""

@@ -2,15 +2,16 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from ..results import TestResult
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
 from ..stages import Prestarted, Runner
-from ..tasks import Task
-from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
-from .. import shipped_counters
+from ..tasks import Task, TaskResult
+from ..tools import NcuRows, Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
+from .. import profile_spool, shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids
@@ -85,8 +86,9 @@ class CountersCheck:
             return []
         if ctx.backend == "gpu":
             # One ncu run profiles every launch all counter checks need (ncu's start-up costs seconds);
-            # its counts are exact whatever else runs on the GPU, so it need not wait.
-            if ctx.tools.ncu and NCU_STAGE not in ctx.background:
+            # its counts are exact whatever else runs on the GPU, so it need not wait. In a batch
+            # (a profiler serves this GPU) it starts only once judge() knows the counts will be used.
+            if ctx.tools.ncu and NCU_STAGE not in ctx.background and profile_spool.spool_folder() is None:
                 ctx.start(NCU_STAGE, _ncu_counts, ctx)
             return []
         sizes = conf.emu_size or conf.size
@@ -121,6 +123,8 @@ class CountersCheck:
             if not ctx.tools.ncu:
                 not_run(ctx, name, conf, "Nsight Compute (ncu) was not found on this machine", grader_fault=True)
                 return []
+            if NCU_STAGE not in ctx.background:  # deferred to here in a batch: past the gate, so needed
+                ctx.start(NCU_STAGE, _ncu_counts, ctx)
             by_size, problem = ctx.finish(NCU_STAGE)
             counts = by_size.get(sizes_text(sizes)) if by_size else None
             if counts is None and not problem:
@@ -186,41 +190,98 @@ def ncu_metrics(spec: Spec) -> list[str]:
 
 def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prestarted | None:
     """Start the ncu child while the submission compiles (ncu's own start-up takes seconds); it
-    waits `wait` seconds for the compile, and then has its run limit."""
+    waits `wait` seconds for the compile, and then has its run limit. None in a batch, whose
+    profiler (grader.profile_broker) runs ncu for many gradings at once."""
     metrics = ncu_metrics(spec)
-    if not (metrics and tools.ncu):
+    if not (metrics and tools.ncu) or profile_spool.spool_folder() is not None:
         return None
     return runner.prestart("gpu", wrapper=ncu_wrapper(tools.ncu, metrics, [k.name for k in spec.kernel.chain]), extra_env=ncu_env(),
                            wait=wait + spec.limits.run_seconds)
 
 
-def _ncu_counts(ctx: Context):
-    """Profile the submission, then the reference, at every size a counter check of the spec needs, in
-    one ncu run with every metric those checks read; counts by size, or a problem."""
+@dataclass(frozen=True)
+class NcuRequest:
+    """One grading's ncu run as data: the launches (every submission launch before any reference
+    launch), the metrics and kernels to profile; what a batch's profiler needs to run it for the grading."""
+
+    exercise_root: str
+    modules: Mapping[str, str]  # module name -> CUBIN
+    tasks: tuple[Task, ...]
+    metrics: tuple[str, ...]
+    kernels: tuple[str, ...]    # the exercise's chain: one ncu row per kernel per launch
+
+    def to_json(self) -> dict[str, Any]:
+        return {"exercise": self.exercise_root, "modules": dict(self.modules), "tasks": [t.to_json() for t in self.tasks],
+                "metrics": list(self.metrics), "kernels": list(self.kernels)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "NcuRequest":
+        return cls(str(data["exercise"]), {str(k): str(v) for k, v in data["modules"].items()},
+                   tuple(Task.from_json(t) for t in data["tasks"]), tuple(data["metrics"]), tuple(data["kernels"]))
+
+    def wrapper(self, ncu: str) -> list[str]:
+        """The ncu command line that profiles these launches."""
+        return ncu_wrapper(ncu, list(self.metrics), list(self.kernels))
+
+
+# (counts by size text -> module -> metric -> value, None), or (None, the problem)
+NcuCounts = tuple[Optional[dict[str, dict[str, Mapping[str, float]]]], Optional[str]]
+
+
+def ncu_request(ctx: Context) -> NcuRequest:
+    """Profile the submission, then the reference, at every size a counter check of the spec needs,
+    with every metric those checks read."""
     checks = {c: conf for c, conf in ctx.spec.checks.items() if c in MEASURES and conf.size}
-    metrics = ncu_metrics(ctx.spec)
     sizes = list({sizes_text(conf.size): dict(conf.size) for conf in checks.values()}.values())
     # Every submission launch comes before any reference launch: no output of the reference exists
     # in the process while student code can still run there.
-    tasks = [Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
-                  seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes]
+    tasks = tuple(Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
+                       seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes)
+    return NcuRequest(str(ctx.exercise.root), dict(ctx.runner.modules.get("gpu", {})), tasks, tuple(ncu_metrics(ctx.spec)),
+                      tuple(k.name for k in ctx.spec.kernel.chain))
+
+
+def _ncu_counts(ctx: Context) -> NcuCounts:
+    """The counts of the grading's ncu run (ncu_request): from the batch's profiler where one serves
+    this GPU and answers in time, else from an ncu run of its own."""
+    request = ncu_request(ctx)
+    spool = profile_spool.spool_folder()
+    if spool is not None:
+        # Waiting in the profiler's queue (one ncu at a time per GPU) is allowed one run limit.
+        with ctx.runner.clock.measure("ncu (batch profiler)"):
+            answer = profile_spool.ask(spool, request.to_json(), ctx.runner.workdir / "ncu-answer.json",
+                                       wait=2 * ctx.spec.limits.run_seconds)
+        if answer is not None:
+            return answer.get("by_size"), answer.get("problem")
+    return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
+                         stop=ctx.stop_event(NCU_STAGE))
+
+
+def profile_alone(runner: Runner, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
+                  stop: threading.Event | None = None) -> NcuCounts:
+    """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request;
+    setting `stop` kills it (its counts are no longer needed)."""
     # No turns across gradings: ncu's own lock (in the temp folder they share, tools.ncu_env) already
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
-    stage = ctx.runner.run(tasks, backend="gpu", wrapper=ncu_wrapper(ctx.tools.ncu, metrics, [k.name for k in ctx.spec.kernel.chain]),
-                           log_name="ncu", extra_env=ncu_env(), prestarted=ctx.take_prestart(NCU_STAGE))
+    stage = runner.run(request.tasks, backend="gpu", wrapper=request.wrapper(ncu), log_name="ncu", extra_env=ncu_env(),
+                       prestarted=prestarted, stop=stop)
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
-    parsed = parse_ncu_csv(text, metrics)
+    return counts_from(request, stage.results, parse_ncu_csv(text, request.metrics))
+
+
+def counts_from(request: NcuRequest, results: Mapping[str, TaskResult], parsed: NcuRows) -> NcuCounts:
+    """The counts by size from the request's launch results and its ncu rows (in launch order), or a problem."""
     if parsed.missing:
         return None, f"ncu did not report {', '.join(parsed.missing)} (unknown metric name on this GPU?)"
-    for t in tasks:
-        r = stage.results.get(t.id)
+    for t in request.tasks:
+        r = results.get(t.id)
         if r is None or r.status != "ok":
             return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
-    per_task = len(ctx.spec.kernel.chain)  # one row per kernel of the chain: summed per launch
-    if len(parsed.rows) != len(tasks) * per_task:
-        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(tasks) * per_task}"
+    per_task = len(request.kernels)  # one row per kernel of the chain: summed per launch
+    if len(parsed.rows) != len(request.tasks) * per_task:
+        return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(request.tasks) * per_task}"
     by_size: dict[str, dict[str, Mapping[str, float]]] = {}
-    for t, row in zip(tasks, sum_rows(parsed.rows, per_task)):
+    for t, row in zip(request.tasks, sum_rows(parsed.rows, per_task)):
         by_size.setdefault(sizes_text(t.sizes), {})[t.module] = row
     return by_size, None

@@ -216,6 +216,10 @@ class SharedShadow:
             self._replay_reads()  # the WAR check below needs every earlier load's reader entry
             flat, tid, epoch = self._expand(block, warp, offset, active, nbytes, epoch_rows)
             if flat.size:
+                if atomic:  # an atomic reads the old value first: one no thread wrote is an uninitialised read
+                    never = self._w[flat] == 0
+                    if never.any():
+                        self._note_uninit(never, flat, tid, line)
                 side = None
                 if sync is not None:
                     rec_sync = self._expand(block, warp, offset, active, nbytes, sync)[2]

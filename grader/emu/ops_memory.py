@@ -441,14 +441,14 @@ def _count_atomic(x, space, addr, esize, returns, ok, line):
     """Charge one batched atomic to the counters: sectors and requests for global memory (op_atom for
     `atom`, op_red for `red`), instructions and wavefronts for shared memory.
 
-    Global: the distinct 32-byte sectors the warp's active lanes touch, as for a store (lanes on one
-    address share a sector). Shared: wavefronts by the store model (distinct words per bank; lanes on
-    one word count once), an assumption not yet calibrated against ncu for atomics.
+    Global: per sector the warp touches, the most lanes on one address in it (traffic.atomic_sectors,
+    measured against ncu). Shared: wavefronts by the store model (distinct words per bank; lanes on
+    one word count once), which ncu agrees with for integer atomics (bench/atomic_probe.py).
     """
     m = x.m
     mask2 = x.mask.reshape(-1, WARP)
     if space == "global":
-        sect = traffic.global_sectors(addr.reshape(-1, WARP), esize, mask2)
+        sect = traffic.atomic_sectors(addr.reshape(-1, WARP), mask2)
         m.rec.add(line, K_SECT_ATOM if returns else K_SECT_RED, sect.sum())
         m.rec.add(line, K_REQ_ATOM if returns else K_REQ_RED, np.count_nonzero(mask2.any(axis=1)))
         return

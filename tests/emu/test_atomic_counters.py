@@ -87,8 +87,9 @@ def test_one_atomic_per_thread_costs_a_sector_per_warp_against_one_per_block(com
     emu, (x2, out2, _), per_block = _run(compile_ptx(PER_BLOCK), "sum",
                                          lambda e: [_floats(e, n), e.alloc(4), n], 8, 128)
     # atomicAdd's result is unused: ptxas makes it a RED, and so does the emulator's count.
-    # 1000 threads in 32 warps (the last one partial), all lanes on one address: 1 sector per warp.
-    assert per_thread.counters[RED_SECT] == 32 and per_thread.counters[RED_REQ] == 32
+    # 1000 threads in 32 warps (the last one partial), all lanes on one address: one request per warp,
+    # and the lanes on one address served one after another, a sector each (as ncu counts on an H200).
+    assert per_thread.counters[RED_SECT] == 1000 and per_thread.counters[RED_REQ] == 32
     assert per_thread.counters[ATOM_SECT] == 0
     # One lane per block: 8 requests of one sector each.
     assert per_block.counters[RED_SECT] == 8 and per_block.counters[RED_REQ] == 8
@@ -99,7 +100,7 @@ def test_an_atomic_whose_result_is_used_counts_as_atom(compile_ptx):
     def args(e):
         return [e.alloc(4), e.alloc(4 * 100), 100]
     emu, (counter, slot, _), report = _run(compile_ptx(USED_RESULT), "claim", args, 1, 128)
-    assert report.counters[ATOM_REQ] == 4 and report.counters[ATOM_SECT] == 4
+    assert report.counters[ATOM_REQ] == 4 and report.counters[ATOM_SECT] == 100  # 100 lanes on one word
     assert report.counters[RED_REQ] == 0
     assert sorted(emu.read(slot, np.uint32, 100).tolist()) == list(range(100))
 

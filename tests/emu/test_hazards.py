@@ -319,3 +319,21 @@ def test_random_batches_match_reference(seed):
     found, uninit = reference(ops, nblocks, smem)
     assert kinds(shadow) == found
     assert {u.line: u.count for u in shadow.uninit_reads()} == uninit
+
+
+def test_an_atomic_on_never_written_shared_memory_is_an_uninitialised_read():
+    """atomicAdd reads the old value: private histogram bins never zeroed start from whatever shared
+    memory held (on a GPU, different launch to launch), which must read as an uninitialised read, not
+    pass unseen. Bins zeroed first are clean."""
+    lanes = np.ones((1, 32), dtype=bool)
+    offsets = (np.arange(32, dtype=np.uint32) % 8 * 4)[None, :]
+    dirty = SharedShadow(1, 64, (32, 1, 1), (1, 1, 1))
+    dirty.access(np.zeros(1, np.int64), np.zeros(1, np.int64), offsets, 4, lanes, True, 7, atomic=True)
+    (found,) = dirty.uninit_reads()
+    assert found.line == 7 and found.count > 0
+    clean = SharedShadow(1, 64, (32, 1, 1), (1, 1, 1))
+    clean.access(np.zeros(1, np.int64), np.zeros(1, np.int64), (np.arange(32, dtype=np.uint32) % 16 * 4)[None, :], 4,
+                 lanes, True, 3)
+    clean.barrier(np.zeros(1, np.int64))
+    clean.access(np.zeros(1, np.int64), np.zeros(1, np.int64), offsets, 4, lanes, True, 7, atomic=True)
+    assert clean.uninit_reads() == ()

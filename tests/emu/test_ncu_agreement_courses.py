@@ -30,17 +30,24 @@ GLOBAL = (
     "l1tex__t_sectors_pipe_lsu_mem_global_op_red.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    # Shared-memory atomics: instructions and wavefronts.
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    "smsp__inst_executed_op_shared_atom.sum",
 )
 
 
-# Measured on the H200 and not yet modelled: atomics of one warp that land on one address. The
-# emulator counts the sectors a warp's request touches (as for loads), ncu counted one per lane for a
-# float atomicAdd on a single accumulator and something in between for integer adds on histogram
-# bins. Strict: the day the model matches, these cases say so.
+# Measured on the H200 and modelled to within 0.5%: the emulator counts, per sector, the most lanes
+# on one address (traffic.atomic_sectors, exact on 84 of 87 lane patterns of bench/atomic_probe.py);
+# on random histogram bins ncu counted a few sectors more. Strict: the day the model matches, this
+# case says so.
 ATOMIC_SAME_ADDRESS_GAP = {
-    ("reduction", "wrong/atomic_per_thread.cu"): "every lane adds to one float: ncu 4,099 red sectors, emulator 129",
-    ("histogram", "wrong/global_atomics_per_element.cu"): "integer adds on shared bins: ncu 3,434 red sectors, emulator 2,075",
+    ("histogram", "wrong/global_atomics_per_element.cu"): "integer adds on random bins: ncu 3,434 red sectors, emulator 3,419",
 }
+
+# Kernels whose atomics land where bytes read past the input send them: on a GPU those bytes are the
+# harness's guard words, on the emulator a fault. Their data-dependent atomic counts are not compared.
+READS_PAST_INPUT = {("histogram", "wrong/unguarded_stride_loop.cu")}
+SHARED_ATOMIC = ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum", "smsp__inst_executed_op_shared_atom.sum")
 
 
 def _cases():
@@ -92,5 +99,6 @@ def test_global_and_atomic_counts_match_ncu(exercise, name, key, tmp_path):
     measured = golden["counters"]
     if any(v != v for v in measured.values()):  # NaN: ncu had no row for a launch that faulted on the GPU
         pytest.skip("ncu measured nothing for this launch (it faulted on the GPU)")
-    keys = [k for k in GLOBAL if k in measured]
+    keys = [k for k in GLOBAL if k in measured
+            and not ((exercise, name) in READS_PAST_INPUT and k in SHARED_ATOMIC)]
     assert {k: got.get(k) for k in keys} == {k: int(measured[k]) for k in keys}

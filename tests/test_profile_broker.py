@@ -1,0 +1,347 @@
+"""A batch's profiler (grader.profile_broker, grader.profile_spool), tested without a GPU: a fake ncu
+runs the wrapped command and writes one CSV row per launch that a fake runner reports; each module
+file says how its launches behave (counts, a failed launch, a crash, a hang)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader import profile_spool, stages
+from grader.checks.counters import NcuRequest, counts_from, profile_alone
+from grader.exercise import load
+from grader.profile_broker import ProfileBroker, attribute, start_brokers
+from grader.stages import Runner
+from grader.tasks import Task, TaskResult
+from grader.tools import NcuRows
+
+ROOT = Path(__file__).resolve().parent.parent
+METRICS = ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+SIZES = ({"N": 17}, {"N": 64})
+
+FAKE_NCU = r'''
+import os, subprocess, sys
+args = sys.argv[1:]
+opts, i = {}, 0
+while i < len(args) and args[i].startswith("-"):
+    if args[i] in ("--csv", "--disable-extra-suffixes"):
+        i += 1
+    else:
+        opts[args[i]] = args[i + 1]
+        i += 2
+log, metrics = opts["--log-file"], opts["--metrics"].split(",")
+kernels = opts["-k"].split("(", 1)[1].rsplit(")", 1)[0].split("|")
+with open(os.environ["FAKE_NCU_CALLS"], "a") as calls:
+    calls.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + " " + " ".join(args[i:]) + "\n")
+launches = log + ".launches"
+code = subprocess.run(args[i:], env={**os.environ, "FAKE_NCU_LAUNCHES": launches}).returncode
+values = open(launches).read().split() if os.path.exists(launches) else []
+with open(log, "w") as out:
+    out.write(",".join('"%s"' % c for c in ["ID", "Kernel Name", *metrics]) + "\n")
+    out.write(",".join('"%s"' % c for c in ["", "", *["sector"] * len(metrics)]) + "\n")
+    n = 0
+    for v in values:
+        for k in kernels:
+            out.write(",".join('"%s"' % c for c in [str(n), k, *[v] * len(metrics)]) + "\n")
+            n += 1
+sys.exit(code)
+'''
+
+FAKE_RUNNER = r'''
+import json, os, signal, sys, time
+job_path = sys.argv[1]
+if sys.argv[2:3] == ["--prestart"]:
+    deadline = time.time() + float(sys.argv[6])
+    while not os.path.exists(job_path):
+        if time.time() > deadline:
+            sys.exit(0)
+        time.sleep(0.01)
+job = json.load(open(job_path))
+for one in job.get("jobs", [job]):
+    with open(one["results"], "a") as out:
+        for task in one["tasks"]:
+            how = open(one["modules"][task["module"]]).read().split()
+            result = {"id": task["id"], "status": "ok", "launches": [{"seed": task["seeds"][0]}]}
+            if how[0] == "hang":
+                time.sleep(1000)
+            if how[0] == "crash":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if how[0] in ("error", "fatal"):
+                result = {"id": task["id"], "status": "error", "message": "invalid argument",
+                          "launches": [{"error": "invalid argument"}]}
+            else:
+                with open(os.environ["FAKE_NCU_LAUNCHES"], "a") as launches:
+                    launches.write(str(float(how[1]) + sum(task["sizes"].values())) + "\n")
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+            if how[0] == "fatal":
+                sys.exit(3)
+'''
+
+
+@pytest.fixture
+def fake(tmp_path, monkeypatch):
+    """A fake ncu (its calls logged), the fake runner in place of grader.runner, and level2 with a 3 s run limit."""
+    ncu = tmp_path / "ncu"
+    ncu.write_text(f"#!{sys.executable}\n" + FAKE_NCU)
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    runner = tmp_path / "fake_runner.py"
+    runner.write_text(FAKE_RUNNER)
+    monkeypatch.setattr(stages, "python_argv", lambda module, *args: [sys.executable, str(runner), *args])
+    exercise = tmp_path / "level2"
+    shutil.copytree(ROOT / "exercises" / "level2", exercise)
+    spec = exercise / "spec.toml"
+    spec.write_text(spec.read_text().replace("run_seconds = 120", "run_seconds = 3"))
+    assert load(exercise).spec.limits.run_seconds == 3
+    calls = tmp_path / "ncu-calls.txt"
+    calls.touch()
+    env = {**os.environ, "FAKE_NCU_CALLS": str(calls), "PYTHONPATH": str(ROOT)}
+    return {"ncu": str(ncu), "exercise": exercise, "calls": calls, "env": env, "tmp": tmp_path}
+
+
+def _request(fake, name: str, submission: str, reference: str = "ok 100") -> NcuRequest:
+    folder = fake["tmp"] / name
+    folder.mkdir()
+    (folder / "submission.cubin").write_text(submission)
+    (folder / "reference.cubin").write_text(reference)
+    tasks = tuple(Task(id=f"ncu:{m}:N = {s['N']}", kind="profile", backend="gpu", module=m, sizes=s, seeds=(7,), compare=False)
+                  for m in ("submission", "reference") for s in SIZES)
+    return NcuRequest(str(fake["exercise"]), {"submission": str(folder / "submission.cubin"),
+                                              "reference": str(folder / "reference.cubin")}, tasks, METRICS, ("matvec",))
+
+
+def _alone(fake, request: NcuRequest, name: str):
+    """What a lone grading's own ncu run computes for the request."""
+    work = fake["tmp"] / f"alone-{name}"
+    work.mkdir()
+    runner = Runner(exercise_root=fake["exercise"], workdir=work, modules={"gpu": dict(request.modules)},
+                    limits=load(fake["exercise"]).spec.limits, env=fake["env"])
+    return profile_alone(runner, request, fake["ncu"])
+
+
+def _ask_all(fake, broker: ProfileBroker, requests: dict[str, NcuRequest]) -> dict[str, dict | None]:
+    """Every request asked at once, the broker started only once all are waiting (one group)."""
+    spool = broker.spool
+    spool.mkdir(parents=True)
+    (spool / profile_spool.HEARTBEAT).touch()
+    with ThreadPoolExecutor(len(requests)) as pool:
+        futures = {name: pool.submit(profile_spool.ask, spool, r.to_json(), fake["tmp"] / name / "answer.json", 60)
+                   for name, r in requests.items()}
+        while len(list(spool.glob("*" + profile_spool.REQUEST_SUFFIX))) < len(requests):
+            time.sleep(0.01)
+        broker.start()
+        try:
+            return {name: f.result() for name, f in futures.items()}
+        finally:
+            broker.stop()
+
+
+def _broker(fake, group: int = 8, prestart: bool = False) -> ProfileBroker:
+    return ProfileBroker(fake["tmp"] / "spool", fake["tmp"] / "work", fake["ncu"], fake["env"], group, prestart=prestart)
+
+
+def _ncu_runs(fake) -> int:
+    return len(fake["calls"].read_text().splitlines())
+
+
+def _answer(counts) -> dict:
+    by_size, problem = counts
+    return {"by_size": by_size, "problem": problem}
+
+
+def test_a_group_is_one_ncu_run_and_each_answer_is_what_its_lone_run_computes(fake):
+    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {1000 * (i + 1)}") for i in range(5)}
+    answers = _ask_all(fake, _broker(fake), requests)
+    assert _ncu_runs(fake) == 1
+    for name, r in requests.items():
+        assert answers[name] == _answer(_alone(fake, r, name)), name
+    # The rows went to the right jobs: the submission's own counts, not a neighbour's.
+    assert answers["s3"]["by_size"]["N = 64"]["submission"][METRICS[0]] == 4000 + 64
+    assert answers["s3"]["by_size"]["N = 17"]["reference"][METRICS[1]] == 100 + 17
+
+
+def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
+    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}") for i in range(5)}
+    broker = _broker(fake, group=2, prestart=True)
+    answers = _ask_all(fake, broker, requests)
+    assert broker.stats["groups"] == 2 and broker.stats["single"] == 1  # 2 + 2 + 1
+    for name, r in requests.items():
+        assert answers[name]["problem"] is None and answers[name] == _answer(_alone(fake, r, name))
+
+
+@pytest.mark.parametrize("how", ["error", "fatal", "crash"])
+def test_a_failing_job_is_profiled_alone_and_costs_the_others_nothing(fake, how):
+    requests = {f"s{i}": _request(fake, f"s{i}", how if i == 2 else f"ok {1000 * i}") for i in range(5)}
+    broker = _broker(fake)
+    answers = _ask_all(fake, broker, requests)
+    # Its grading is told to run its own ncu (grader.checks.counters._ncu_counts then does, as alone).
+    assert answers["s2"] is None and broker.stats["told_alone"] == 1
+    assert "submission launch under ncu failed" in _alone(fake, requests["s2"], "s2")[1]
+    for name in ("s0", "s1", "s3", "s4"):
+        assert answers[name]["problem"] is None and answers[name] == _answer(_alone(fake, requests[name], name)), name
+    # Where the child ended at the failure (fatal, crash), the jobs after it were profiled in a second group.
+    assert broker.stats["groups"] == (1 if how == "error" else 2)
+
+
+def test_a_hung_job_costs_one_run_limit_then_the_rest_are_profiled(fake):
+    requests = {f"s{i}": _request(fake, f"s{i}", "hang" if i == 1 else f"ok {1000 * i}") for i in range(4)}
+    broker = _broker(fake)
+    started = time.monotonic()
+    answers = _ask_all(fake, broker, requests)
+    assert time.monotonic() - started < 10
+    assert answers["s1"] is None and broker.stats["told_alone"] == 1
+    # ncu printed nothing for the killed group: job 0's rows went with it, so it is queued again too.
+    assert broker.stats["again"] == 3 and broker.stats["groups"] == 2
+    for name in ("s0", "s2", "s3"):
+        assert answers[name] == _answer(_alone(fake, requests[name], name)), name
+
+
+def test_without_a_live_broker_the_grading_profiles_alone(fake):
+    spool = fake["tmp"] / "spool"
+    spool.mkdir()
+    request = _request(fake, "s", "ok 1")
+    assert profile_spool.ask(spool, request.to_json(), fake["tmp"] / "s" / "a.json", 5) is None  # never started
+    (spool / profile_spool.HEARTBEAT).touch()  # alive, but never answers: the wait ends and the request goes
+    started = time.monotonic()
+    assert profile_spool.ask(spool, request.to_json(), fake["tmp"] / "s" / "a.json", 0.3) is None
+    assert time.monotonic() - started < 3
+    assert list(spool.glob("*" + profile_spool.REQUEST_SUFFIX)) == []
+    os.utime(spool / profile_spool.HEARTBEAT, (0, 0))  # a broker that died: noticed without waiting it out
+    assert profile_spool.ask(spool, request.to_json(), fake["tmp"] / "s" / "a.json", 60) is None
+
+
+def test_a_broker_that_fails_tells_its_gradings_to_profile_alone(fake, monkeypatch):
+    broker = _broker(fake)
+
+    def broken(group):
+        raise RuntimeError("a fault of the broker's own")
+
+    monkeypatch.setattr(broker, "_serve_group", broken)
+    answers = _ask_all(fake, broker, {"s": _request(fake, "s", "ok 1")})
+    assert answers == {"s": None}
+
+
+def _ok(ids) -> dict[str, TaskResult]:
+    return {i: TaskResult(i, "ok") for i in ids}
+
+
+def test_attribution_keeps_what_the_rows_can_be_told_apart_for():
+    tasks = tuple(Task(id=f"t:{m}:{k}", kind="profile", backend="gpu", module=m, sizes={"N": k}) for k, m in
+                  ((1, "submission"), (1, "reference")))
+    req = NcuRequest("x", {}, tasks, ("m",), ("k",))
+    rows = lambda *v: NcuRows(tuple({"m": float(x)} for x in v), ())  # noqa: E731
+    ids = [t.id for t in tasks]
+    # Regular: two rows each, in order.
+    done = attribute([req] * 3, [_ok(ids)] * 3, rows(1, 2, 3, 4, 5, 6))
+    assert done.alone == () and done.again == () and done.kept[1] == counts_from(req, _ok(ids), rows(3, 4))
+    # Job 1's first launch failed (no row): jobs 0 and 2 keep theirs, job 1 alone.
+    failed = {ids[0]: TaskResult(ids[0], "error", "bad"), ids[1]: TaskResult(ids[1], "ok")}
+    done = attribute([req] * 3, [_ok(ids), failed, _ok(ids)], rows(1, 2, 4, 5, 6))
+    assert done.alone == (1,) and done.again == () and done.kept[2] == counts_from(req, _ok(ids), rows(5, 6))
+    # Killed in job 1 (no rows at all): job 1 alone, the others again.
+    done = attribute([req] * 3, [_ok(ids), {ids[0]: TaskResult(ids[0], "ok")}, {}], rows())
+    assert done.kept == {} and done.alone == (1,) and done.again == (0, 2)
+    # Every launch succeeded but a row too many (a kernel's printf posing as ncu?): nobody's rows are trusted.
+    done = attribute([req] * 2, [_ok(ids)] * 2, rows(1, 2, 3, 4, 5))
+    assert done.kept == {} and done.alone == (0, 1)
+
+
+def test_the_runner_runs_a_job_of_several_jobs_in_order_each_into_its_own_results(tmp_path, monkeypatch):
+    from contextlib import contextmanager
+
+    from grader import runner
+
+    order: list[str] = []
+
+    class FakeDevice:
+        name = "fake"
+
+        @contextmanager
+        def using(self):
+            yield
+
+        def scrub(self, bufs):
+            pass
+
+    def execute(task, exercise, harness, device, modules, budgets, release=None):
+        order.append(f"{modules['submission']}:{task.id}")
+        assert release == device.scrub  # a later job's kernel finds zeros where an earlier job's data was
+        status = "error" if modules["submission"] == "bad" and task.module == "submission" else "ok"
+        return {"id": task.id, "status": status}, status == "error"
+
+    monkeypatch.setattr(runner, "open_device", lambda backend, pool=True: FakeDevice())
+    monkeypatch.setattr(runner, "_execute", execute)
+    tasks = [Task(id=f"ncu:{m}", kind="profile", backend="gpu", module=m).to_json() for m in ("submission", "reference")]
+    jobs = [{"modules": {"submission": name}, "results": str(tmp_path / f"{name}.jsonl"), "tasks": tasks}
+            for name in ("a", "b", "bad", "c")]
+    job = tmp_path / "group.json"
+    job.write_text(json.dumps({"exercise": str(ROOT / "exercises" / "level2"), "backend": "gpu", "jobs": jobs}))
+    assert runner.main([str(job)]) == 3  # the fatal launch ends the child; the broker sorts out the rest
+    assert order == ["a:ncu:submission", "a:ncu:reference", "b:ncu:submission", "b:ncu:reference", "bad:ncu:submission"]
+    assert [json.loads(x)["id"] for x in (tmp_path / "b.jsonl").read_text().splitlines()] == ["ncu:submission", "ncu:reference"]
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_a_batch_has_a_profiler_per_gpu_that_profiles_on_its_own_gpu(fake):
+    slots = {"0": {"CUDA_VISIBLE_DEVICES": "0"}, "1": {"CUDA_VISIBLE_DEVICES": "1"}}
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 8, fake["env"])
+    try:
+        spools = {gpu: Path(brokers.env_for(gpu)[profile_spool.VARIABLE]) for gpu in slots}
+        assert spools["0"] != spools["1"] and brokers.env_for("7") == {}
+        for gpu, spool in spools.items():
+            request = _request(fake, f"on{gpu}", "ok 5")
+            answer = profile_spool.ask(spool, request.to_json(), fake["tmp"] / f"on{gpu}" / "answer.json", 30)
+            assert answer == _answer(_alone(fake, request, f"on{gpu}"))
+    finally:
+        brokers.stop()
+    profiled_on = [line.split()[0] for line in fake["calls"].read_text().splitlines()]
+    # Each broker's runs (and the ncu child it prestarts for the next group) see only their GPU; "-": the test's lone runs.
+    assert sorted(set(profiled_on)) == ["-", "0", "1"]
+    assert not any(s.joinpath(profile_spool.HEARTBEAT).exists() for s in spools.values())
+
+
+def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch):
+    from grader import batch
+    from grader.tools import Tools
+
+    exercise = load(ROOT / "exercises" / "level2")  # with its reference solution
+    ctx = batch.BatchContext(exercise, fake["tmp"], "gpu", 60.0, None, "key", fake["tmp"] / "scratch", "batch-test")
+    slots = [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "0"}]
+    monkeypatch.setattr(batch, "find_tools", lambda: Tools())
+    assert batch._profilers(ctx, slots, 8) is None  # no ncu on this machine: gradings say so, as alone
+    monkeypatch.setattr(batch, "find_tools", lambda: Tools(ncu=fake["ncu"]))
+    assert batch._profilers(ctx, slots, 0) is None  # --profile-group 0: each grading runs its own ncu
+    brokers = batch._profilers(ctx, slots, 8)
+    try:
+        assert list(brokers.by_gpu) == ["0"] and brokers.by_gpu["0"].group == 8
+    finally:
+        brokers.stop()
+
+
+def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):
+    """At the end of a batch (or on Ctrl-C) a group still in flight has nobody to answer: it is killed,
+    not waited for (here a hang that the 30 s run limit would otherwise end)."""
+    from grader.isolated import TAG_VARIABLE, kill_tagged
+
+    spec = fake["exercise"] / "spec.toml"
+    spec.write_text(spec.read_text().replace("run_seconds = 3", "run_seconds = 30"))
+    broker = ProfileBroker(fake["tmp"] / "spool", fake["tmp"] / "work", fake["ncu"],
+                           {**fake["env"], TAG_VARIABLE: "test-profiler::x"}, 8).start()
+    request = _request(fake, "s", "hang")
+    asking = threading.Thread(target=profile_spool.ask, args=(broker.spool, request.to_json(), fake["tmp"] / "s" / "a.json", 60))
+    asking.start()
+    while _ncu_runs(fake) < 1:
+        time.sleep(0.02)
+    started = time.monotonic()
+    broker.stop(kill=lambda: kill_tagged("test-profiler::", prefix=True))
+    assert time.monotonic() - started < 10
+    asking.join(20)
+    assert not asking.is_alive()
