@@ -128,6 +128,7 @@ def main() -> int:
     parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--per-gpu", type=int, default=None, help="gradings sharing one GPU in the batch (grade batch --per-gpu)")
+    parser.add_argument("--no-warm", action="store_true", help="grade batch --no-warm: a fresh interpreter per child")
     parser.add_argument("--profile-group", type=int, default=None,
                         help="ncu runs per GPU profile up to this many gradings (grade batch --profile-group; 0: each its own)")
     parser.add_argument("--handmade", action="store_true", help="also run the hand-made pipeline (GPU only)")
@@ -169,6 +170,7 @@ def main() -> int:
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else []) \
             + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else []) \
             + (["--profile-group", str(args.profile_group)] if args.profile_group is not None else []) \
+            + (["--no-warm"] if args.no_warm else []) \
             + (["--seed", "1"] if rows else [])  # the seed of the lone gradings above: their scores are comparable
         alone = {path.stem: verdict["score"] for path, _, verdict, _ in rows}
         batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit, alone) if size else (1e-9, True)

@@ -89,7 +89,7 @@ class Options:
     regrade: bool = False          # ignore existing results
     ray: str | None = None         # grade on a Ray cluster: its address, or "" for ray.init()'s default; None: here
     profile_group: int = 8         # on a GPU, ncu profiles up to this many gradings per run (grader.profile_broker); 0: each its own
-    fork_server: bool = True       # on the emulator, fork each grading's children from a warm process (grader.fork_server)
+    fork_server: bool = True       # fork each grading's Python children from a warm process (grader.fork_server)
 
 
 @dataclass(frozen=True)
@@ -503,7 +503,7 @@ class LocalExecutor:
         self.backend = backend
         self.profile_group = profile_group
         # Fork servers only where fork is safe with NumPy imported (Linux; macOS's Accelerate is not).
-        self.warm = warm and backend == "emu" and sys.platform.startswith("linux")
+        self.warm = warm and sys.platform.startswith("linux")
         self._slots = list(slots)
         self.workers = len(self._slots)
         self.slots = tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in self._slots)
@@ -525,7 +525,7 @@ class LocalExecutor:
         for index in range(len(envs)):
             free.put(index)
         stop = threading.Event()
-        # On the emulator each slot forks its gradings' children from a warm server (grader.fork_server):
+        # Each slot forks its gradings' Python children from a warm server (grader.fork_server):
         # the imports are paid once per slot, not four times per submission.
         servers = [WarmSlot.make(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
                    for index, slot in enumerate(self._slots)]
@@ -596,7 +596,7 @@ class WarmSlot:
         # /proc), so an interrupted batch's kill_tagged(tag_root + ":") ends them all.
         self.tag = f"{ctx.tag_root}:fork-server-{index}"
         env = {**os.environ, **slot, TAG_VARIABLE: self.tag, "PYTHONHASHSEED": "0"}
-        self.server = ForkServer(env)
+        self.server = ForkServer(env, gpu=ctx.backend == "gpu")
         self._failed = False
 
     @classmethod

@@ -43,6 +43,9 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
                    "launches together (ncu's start-up is paid once per group); 0: each grading runs its own ncu.")
 @click.option("--backend", type=click.Choice(api.BACKENDS), default="auto", show_default=True,
               help="gpu, emu (the CPU emulator), or auto: the GPU if one is visible.")
+@click.option("--warm/--no-warm", default=True, show_default=True,
+              help="Start each grading's Python children by forking a warm process per slot that imported the "
+                   "grader once (Linux; same isolation, limits and results). --no-warm: a fresh interpreter each.")
 @click.option("--timeout", type=click.FloatRange(min=1), help="Seconds allowed per submission before it is stopped "
               "and recorded as a timeout. Default: from the exercise's [limits] (compile x2 + run + 60 s).")
 @click.option("--seed", type=int, help="One base seed for every student (reproducible inputs). Default: fresh per student.")
@@ -53,7 +56,7 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
                    "RAY_ADDRESS or the cluster on this machine. Needs `pip install 'kernel-grader[ray]'`. See docs/cluster.md.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary; print only where the gradebook is.")
 def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | None, per_gpu: int, profile_group: int,
-              backend: str, timeout: float | None, seed: int | None, regrade: bool, ray: str | None, quiet: bool) -> None:
+              backend: str, warm: bool, timeout: float | None, seed: int | None, regrade: bool, ray: str | None, quiet: bool) -> None:
     """Grade a whole class: every submission in SUBMISSIONS against EXERCISE.
 
     \b
@@ -88,7 +91,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
 
     def work() -> None:
         options = batch.Options(backend=backend, workers=workers, per_gpu=per_gpu, timeout=timeout, seed=seed, regrade=regrade,
-                                ray=ray, profile_group=profile_group)
+                                ray=ray, profile_group=profile_group, fork_server=warm)
         bar = None
 
         def on_start(todo: int, skipped: int) -> None:

@@ -40,9 +40,14 @@ VARIABLE = "KERNEL_GRADER_FORK_SERVER"  # the socket of the server a child may f
 # The commands a server may run: the grader's own children. Nothing else (a wrapper like ncu, a
 # student's Python module) goes through it.
 FORKABLE = ("grader", "grader.runner", "grader.compile", "pytest")
-# Imported once by the server, so its children need not. CuPy is not: the server serves the emulator.
+# Imported once by the server, so its children need not.
 PRELOAD = ("numpy", "jsonschema", "grader.cli", "grader.api", "grader.runner", "grader.emu", "grader.backends.emu",
            "grader.hidden_tests", "grader.compile", "pytest", "_pytest.config", "_pytest.python", "_pytest.assertion.rewrite")
+# On a GPU host also CuPy and the GPU backend: imported only, never initialised. CUDA does not survive
+# a fork once a process has initialised it, so the server never touches a device (no context, no
+# device query: CuPy creates its context lazily, in each forked child at its first launch).
+GPU_PRELOAD = ("cupy", "grader.backends.gpu", "grader.timing", "grader.launch_budget")
+GPU_FLAG = "--gpu"
 _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!i")
 READY = b"ready\n"
@@ -201,8 +206,9 @@ class ForkServer:
     """One running server: start() it, hand children its `address` (in $KERNEL_GRADER_FORK_SERVER),
     kill_children() between gradings, stop() it (or restart() after a grading that hung)."""
 
-    def __init__(self, env: Mapping[str, str], folder: Path | None = None) -> None:
+    def __init__(self, env: Mapping[str, str], folder: Path | None = None, *, gpu: bool = False) -> None:
         self._env = dict(env)
+        self._gpu = gpu  # also preload CuPy (grader.fork_server.GPU_PRELOAD)
         src_root = str(Path(__file__).resolve().parent.parent)  # it imports this same grader, whatever its cwd
         self._env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, self._env.get("PYTHONPATH", "")) if p)
         self._env.pop(VARIABLE, None)
@@ -217,7 +223,8 @@ class ForkServer:
         Path(self.address).unlink(missing_ok=True)
         Path(self.address + COMPILE_SUFFIX).unlink(missing_ok=True)
         try:
-            self._proc = subprocess.Popen([sys.executable, "-m", "grader.fork_server", self.address],
+            self._proc = subprocess.Popen([sys.executable, "-m", "grader.fork_server", self.address]
+                                          + ([GPU_FLAG] if self._gpu else []),
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                           env=self._env, cwd=str(self._folder), start_new_session=True)
         except OSError:
@@ -282,8 +289,9 @@ class ForkServer:
 # ---------------------------------------------------------------------------------------------
 # Server side
 
-def serve(address: str) -> int:
-    """Import PRELOAD, listen on `address`, fork a child per request; return when stdin closes.
+def serve(address: str, gpu: bool = False) -> int:
+    """Import PRELOAD (and GPU_PRELOAD with `gpu`), listen on `address`, fork a child per request;
+    return when stdin closes.
 
     Compile children come from a second server of their own (on `address` + COMPILE_SUFFIX), forked
     before NumPy and the rest are imported: it loads only the compiler (NVRTC, about 0.16 CPU-seconds
@@ -304,7 +312,7 @@ def serve(address: str) -> int:
             code = _loop(address + COMPILE_SUFFIX, ("grader.compile",), announce=False)
         finally:
             os._exit(code)
-    for name in PRELOAD:
+    for name in PRELOAD + (GPU_PRELOAD if gpu else ()):
         try:
             importlib.import_module(name)
         except ImportError:
@@ -501,4 +509,4 @@ def _run_module(module: str) -> int:
 
 if __name__ == "__main__":
     os.environ.pop(VARIABLE, None)
-    sys.exit(serve(sys.argv[1]))
+    sys.exit(serve(sys.argv[1], gpu=GPU_FLAG in sys.argv[2:]))

@@ -240,3 +240,41 @@ def test_a_server_killed_during_a_grading_costs_the_student_nothing(tmp_path, mo
     assert killed and killed[0] >= 1
     fresh = real(load(EXERCISE), subs / "a.cu", backend="emu", timeout=300, seed=SEED, scratch=tmp_path)
     assert comparable(docs["a"]) == comparable(fresh.document)
+
+
+def test_a_gpu_hosts_server_preloads_cupy_without_initialising_cuda(tmp_path):
+    """On a GPU host the server also imports CuPy (its children then need not), but never initialises
+    CUDA, which does not survive a fork: a forked child starts with CuPy imported and no CUDA context,
+    and the driver answers as uninitialised in it (a fresh child makes its own context at its first launch)."""
+    pytest.importorskip("cupy")
+    gpu_server = ForkServer(dict(os.environ, PYTHONHASHSEED="0"), gpu=True)
+    assert gpu_server.start(), "the GPU host's fork server did not start"
+    try:
+        test = tmp_path / "test_probe.py"
+        test.write_text(
+            "import sys\n\n"
+            "def test_probe():\n"
+            "    assert 'cupy' in sys.modules  # preloaded by the server\n"
+            "    from cupy.cuda import runtime\n"
+            "    # No context was made before the fork: this process has no current device context.\n"
+            "    import ctypes\n"
+            "    try:\n"
+            "        lib = ctypes.CDLL('libcuda.so.1')\n"
+            "    except OSError:\n"
+            "        return  # no driver on this machine: nothing could have been initialised\n"
+            "    ctx = ctypes.c_void_p()\n"
+            "    assert lib.cuCtxGetCurrent(ctypes.byref(ctx)) in (0, 3) and not ctx.value  # 3: not initialised\n")
+        child = start_child(python_argv("pytest", "-q", "-p", "no:cacheprovider", str(test)),
+                            env={**os.environ, VARIABLE: gpu_server.address}, cwd=str(tmp_path))
+        assert isinstance(child.proc, fork_server.ForkedProcess)
+        run = child.finish(60)
+        assert run.returncode == 0, run.stdout + run.stderr
+    finally:
+        gpu_server.close()
+
+
+def test_warm_slots_serve_the_gpu_backend_too():
+    from grader.batch import LocalExecutor
+
+    assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=True).warm is sys.platform.startswith("linux")
+    assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=False).warm is False
