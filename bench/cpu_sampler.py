@@ -27,9 +27,9 @@ def label(cmdline: list[str], comm: str) -> str:
         at = cmdline.index("-m")
         module = cmdline[at + 1] if at + 1 < len(cmdline) else "?"
         rest = cmdline[at + 2:]
-        if module == "grader.runner" and "--prestart" in rest:
+        if module == "grader.run.child.runner" and "--prestart" in rest:
             at = rest.index("--prestart")
-            return f"python -m grader.runner --prestart {rest[at + 1] if at + 1 < len(rest) else '?'}"
+            return f"python -m grader.run.child.runner --prestart {rest[at + 1] if at + 1 < len(rest) else '?'}"
         if module == "grader" and rest:
             return f"python -m grader {rest[0] if rest[0] in ('run', 'batch') else ''}".strip()
         return f"python -m {module}"

@@ -1,4 +1,4 @@
-"""Runner children started before their job exists (while the submission compiles)."""
+"""Child runners started before their job exists (while the submission compiles), by the TaskSupervisor."""
 from __future__ import annotations
 
 import os
@@ -8,16 +8,16 @@ from pathlib import Path
 from grader import api
 from grader.compile import compile_source
 from grader.exercise import load
-from grader.stages import Runner
-from grader.tasks import Task
+from grader.run.parent.supervisor import TaskSupervisor
+from grader.run.tasks import Task
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL2 = ROOT / "exercises" / "level2"
 
 
-def _runner(tmp_path: Path, modules=None) -> Runner:
+def _runner(tmp_path: Path, modules=None) -> TaskSupervisor:
     exercise = load(LEVEL2)
-    return Runner(exercise_root=exercise.root, workdir=tmp_path, modules=modules or {}, limits=exercise.spec.limits,
+    return TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules=modules or {}, limits=exercise.spec.limits,
                   env=api.child_env(tmp_path))
 
 
@@ -66,14 +66,14 @@ def test_a_prestarted_child_gives_up_when_no_job_comes(tmp_path):
 
 def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, monkeypatch):
     started = []
-    real = Runner.prestart
+    real = TaskSupervisor.prestart
 
     def spy(self, *args, **kwargs):
         early = real(self, *args, **kwargs)
         started.append(early)
         return early
 
-    monkeypatch.setattr(Runner, "prestart", spy)
+    monkeypatch.setattr(TaskSupervisor, "prestart", spy)
     bad = tmp_path / "bad.cu"
     bad.write_text('extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) { oops }\n')
     report = api.grade(LEVEL2, bad, backend="emu", seed=1)
@@ -82,8 +82,8 @@ def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, mon
 
 
 def test_a_timeout_while_printing_megabytes_names_printf():
-    from grader.sandbox import ChildRun
-    from grader.stages import _timeout_text
+    from grader.run.parent.sandbox import ChildRun
+    from grader.run.parent.supervisor import _timeout_text
 
     flood = ChildRun(None, True, 60.0, "x" * 100, "", stdout_bytes=20_000_000, stderr_bytes=0)
     quiet = ChildRun(None, True, 60.0, "", "", stdout_bytes=10, stderr_bytes=0)
@@ -108,5 +108,5 @@ def test_a_late_stage_gets_what_is_left_of_the_grading_time():
     assert ctx.time_left() == 10.0  # past the deadline: the floor
 
 
-def _runner_for(exercise) -> Runner:
-    return Runner(exercise_root=exercise.root, workdir=Path("/nonexistent"), modules={}, limits=exercise.spec.limits)
+def _runner_for(exercise) -> TaskSupervisor:
+    return TaskSupervisor(exercise_root=exercise.root, workdir=Path("/nonexistent"), modules={}, limits=exercise.spec.limits)

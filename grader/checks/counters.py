@@ -7,8 +7,8 @@ from typing import Mapping, Sequence
 
 from ..results import TestResult
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
-from ..stages import Prestarted, Runner
-from ..tasks import Task
+from ..run.parent.supervisor import Prestarted, TaskSupervisor
+from ..run.tasks import Task
 from ..tools import Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
@@ -184,7 +184,7 @@ def ncu_metrics(spec: Spec) -> list[str]:
     return list(dict.fromkeys(m for c, conf in checks.items() for m in compared(c, conf) + MEASURES[c].reported))
 
 
-def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prestarted | None:
+def ncu_prestart(spec: Spec, runner: TaskSupervisor, tools: Tools, wait: float) -> Prestarted | None:
     """Start the ncu child while the submission compiles (ncu's own start-up takes seconds); it
     waits `wait` seconds for the compile, and then has its run limit."""
     metrics = ncu_metrics(spec)

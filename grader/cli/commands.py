@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 
-from . import __version__, api
-from . import exercise as exercise_module
-from .cli_guard import guard
-from .errors import ExitCode, UsageError
-from .cli_staff import register as register_staff_commands
-from .results import summary_lines, to_json, write_atomic
+from .. import __version__, api
+from .. import exercise as exercise_module
+from .guard import guard
+from ..errors import ExitCode, UsageError
+from .staff import register as register_staff_commands
+from ..results import summary_lines, to_json, write_atomic
 
 _DEFAULTS = inspect.signature(api.grade).parameters
 
@@ -80,7 +80,7 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         if json_path:
             write_atomic(to_json(report), json_path)
         if html_path:
-            from .report import submission_page
+            from ..report import submission_page
 
             submission_page.write_for(report, submission, html_path)
         lines = summary_lines(report, color=sys.stdout.isatty())
@@ -124,7 +124,7 @@ def doctor_cmd() -> None:
     Each tool is tried for real where that is cheap (a test kernel is compiled and emulated). Exit 0
     when grading works here (on the emulator at least), 1 when a tool it needs is missing or broken.
     """
-    from . import doctor
+    from .. import doctor
 
     def work() -> None:
         findings = doctor.examine()
@@ -139,7 +139,7 @@ def doctor_cmd() -> None:
 @click.argument("which", type=click.Choice(["results", "spec"]))
 def schema_cmd(which: str) -> None:
     """Print the JSON Schema of the results document or of spec.toml."""
-    from . import results, spec
+    from .. import results, spec
 
     click.echo(json.dumps((results if which == "results" else spec).schema(), indent=2))
 
@@ -155,7 +155,7 @@ def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> No
     correctness, and each wrong submission fails the category its `// expect:` line names (and
     nothing its `// also:` line does not declare). Exit 0 only if every promise holds.
     """
-    from .validate import validate
+    from ..staff.validate import validate
 
     def work() -> None:
         all_ok = True
@@ -184,7 +184,7 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
     metric names. The emulator attributes them to your source lines; on a GPU, ncu gives the totals.
     SUBMISSION may be a .cu file or a Colab notebook (.ipynb).
     """
-    from . import profile as profile_module
+    from .. import profile as profile_module
 
     def work() -> None:
         ex = exercise_module.load(exercise_dir)
@@ -198,5 +198,5 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
 
     guard(work)
 
-# The course-staff commands (batch, gradescope, student) live in grader/cli_staff.py.
+# The course-staff commands (batch, gradescope, student) live in grader/cli/staff.py.
 register_staff_commands(main)

@@ -6,7 +6,7 @@ from typing import Callable
 
 import click
 
-from .errors import ExitCode, GraderError
+from ..errors import ExitCode, GraderError
 
 
 def guard(work: Callable[[], None]) -> None:

@@ -1,6 +1,6 @@
 """Course-staff commands: `grade batch`, `grade gradescope`, `grade student`.
 
-A thin click layer over grader.batch, grader.gradescope and grader.student; registered on the
+A thin click layer over grader.staff.batch, grader.staff.gradescope and grader.staff.student_bundle; registered on the
 main `grade` group by register().
 """
 from __future__ import annotations
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import click
 
-from . import api
-from .cli_guard import guard
+from .. import api
+from .guard import guard
 
 
 def register(group: click.Group) -> None:
@@ -81,7 +81,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
       grade batch exercises/level2 subs/ --out grades/level2 --backend emu --workers 8 --timeout 300
       grade batch exercises/level2 submissions.zip --out grades/level2 --ray auto
     """
-    from . import batch
+    from ..staff import batch
 
     def work() -> None:
         options = batch.Options(backend=backend, workers=workers, per_gpu=per_gpu, timeout=timeout, seed=seed, regrade=regrade,
@@ -161,7 +161,7 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
     Upload it under the assignment's "Configure Autograder", Ubuntu 22.04 base image.
       grade gradescope exercises/level2 --out autograder.zip
     """
-    from . import gradescope
+    from ..staff import gradescope
 
     def work() -> None:
         bundle = gradescope.build_bundle(exercise_dir, out, filename=filename, timeout=timeout)
@@ -195,7 +195,7 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
       grade student exercises/level2 --out handout --pip-source https://course.example.edu/kernel_grader-0.1.0-py3-none-any.whl
       cd handout/level2 && grade . skeleton.cu
     """
-    from . import student
+    from ..staff import student_bundle as student
 
     def work() -> None:
         source = pip_source or student.PLACEHOLDER_PIP_SOURCE

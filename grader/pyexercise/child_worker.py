@@ -1,7 +1,8 @@
 """The child that runs a Python submission: it calls the student's functions and returns values.
 
-Copied with pyvalues.py into a fresh folder that holds nothing but the submission and the
-exercise's public modules, and started there as `python -I -B pyworker.py` (grader/pysandbox.py)
+Copied as pyworker.py, with values.py as pyvalues.py, into a fresh folder that holds nothing but the
+submission and the exercise's public modules, and started there as `python -I -B pyworker.py`
+(grader/pyexercise/sandbox.py, the parent's side)
 under the exercise's limits, in new user, network and mount namespaces where the machine allows
 them. It must not import the grader: the grader's own folder (and the exercise's) are not where it
 runs.

@@ -1,9 +1,9 @@
 """Grading a Python exercise: the student's functions run in a walled-off child; the grader judges.
 
 The pipeline, as for kernels: read the submission (a .py module, or a notebook's definitions) ->
-load it in a child (grader/pysandbox.py) -> the public checks (the exercise's checks.py, what the
+load it in a child (grader/pyexercise/sandbox.py) -> the public checks (the exercise's checks.py, what the
 student's check cells run) and the hidden pytest tests (the exercise's tests/, through the
-`student` fixture of grader/pyhidden.py) -> one test per function in the results JSON.
+`student` fixture of grader/pyexercise/hidden_tests.py) -> one test per function in the results JSON.
 
 The child only sends back values: what each call returned and what it left in its arguments.
 Every expectation, comparison and score lives here and in the hidden tests' process, which the
@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import notebook as notebook_module
-from . import submission as submission_module
-from .exercise import Exercise
-from .pysandbox import CallOutcome, Worker
-from .pyspec import Function, PySpec
-from .results import NotRun, Report, TestResult
-from .sandbox import python_argv, run_child
+from .. import notebook as notebook_module
+from .. import submission as submission_module
+from ..exercise import Exercise
+from .sandbox import CallOutcome, Worker
+from .spec import Function, PySpec
+from ..results import NotRun, Report, TestResult
+from ..run.parent.sandbox import python_argv, run_child
 
 BACKEND = "python"
 LOAD_NAME = "Loads"
@@ -128,7 +128,7 @@ def public_material(exercise: Exercise) -> PublicMaterial:
     checks = getattr(modules["checks"], "CHECKS", {})
     unknown = set(checks) - set(spec.names)
     if unknown:
-        from .errors import SpecError
+        from ..errors import SpecError
 
         raise SpecError(f"{exercise.root / 'checks.py'}: CHECKS names functions the spec does not: {', '.join(sorted(unknown))}")
     return PublicMaterial(files, classes, checks)
@@ -146,7 +146,7 @@ def _import_as(name: str, path: Path) -> types.ModuleType:
 
 def hide_paths(exercise: Exercise) -> list[Path]:
     """Folders the child must not see: the exercise (hidden tests), the reference, the grader's checkout."""
-    grader_root = Path(__file__).resolve().parent
+    grader_root = Path(__file__).resolve().parents[1]  # grader/, this file being grader/pyexercise/grade.py
     return [exercise.root, exercise.reference_dir, grader_root, grader_root.parent / "tests"]
 
 
@@ -187,7 +187,7 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
     sub, problem = read(path, spec)
     notes: list[str] = []
     if seed is None:  # as for kernels (nothing here is random yet; the seed is recorded for regrades)
-        from .api import derive_seed
+        from ..api import derive_seed
 
         seed = derive_seed(spec.id, sub.sha256 if sub else None)
 
@@ -303,7 +303,7 @@ def not_loaded(spec: PySpec, reason: str) -> list[TestResult]:
 
 
 def _shown_output(text: str) -> str:
-    from .api import student_text
+    from ..api import student_text
 
     text = student_text(text.strip())
     return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
@@ -317,7 +317,7 @@ def _test_files(exercise: Exercise) -> list[Path]:
 
 
 def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path) -> str | None:
-    """Run tests/test_*.py with the grader.pyhidden plugin; why it stopped early, or None."""
+    """Run tests/test_*.py with the grader.pyexercise.hidden_tests plugin; why it stopped early, or None."""
     source = tmp / "submission-source.py"
     source.write_text(sub.source, encoding="utf-8")
     job = tmp / "hidden-job.json"
@@ -326,9 +326,9 @@ def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path) -> str | Non
     env = dict(os.environ)
     env[JOB_VARIABLE] = str(job)
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(__file__).resolve().parents[2]), env.get("PYTHONPATH", "")) if p)
     limits = exercise.spec.limits
-    argv = python_argv("pytest", "-q", "-p", "grader.pyhidden", "-p", "no:cacheprovider", "--rootdir", str(tmp),
+    argv = python_argv("pytest", "-q", "-p", "grader.pyexercise.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(tmp),
                        *map(str, _test_files(exercise)))
     child = run_child(argv, timeout=limits.run_seconds + 30, env=env, cwd=str(tmp), output_cap=limits.output_bytes)
     if child.timed_out:

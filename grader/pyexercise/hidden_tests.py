@@ -11,7 +11,7 @@ the submission's functions:
         C = student.matmul_tiled(mem, 32)
         assert mem.reads == expected                    # mem holds what the call left in it
 
-A call runs in the submission's walled-off child (grader/pysandbox.py) and gives back the value;
+A call runs in the submission's walled-off child (grader/pyexercise/sandbox.py) and gives back the value;
 arguments are brought up to date with what the call left in them. A call that fails raises
 StudentError with the reason (and the submission's line), which fails the test. The test, its
 inputs and every comparison stay in this process, which the child cannot see. Each test's outcome
@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from .exercise import load
-from .hidden_tests import outcome_record
-from .notebook import CellLine, SourceMap
-from .pygrade import JOB_VARIABLE, call_text, hide_paths, public_material, sync
-from .pysandbox import Worker
+from ..exercise import load
+from ..run.child.hidden_tests import outcome_record
+from ..notebook import CellLine, SourceMap
+from .grade import JOB_VARIABLE, call_text, hide_paths, public_material, sync
+from .sandbox import Worker
 
 _CALLED: list[set[str]] = [set()]
 

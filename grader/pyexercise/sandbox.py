@@ -1,6 +1,6 @@
 """The parent's side of a Python submission's child: start it walled off, call functions, get values.
 
-The child (grader/pyworker.py) runs in a fresh temporary folder holding only the submission, the
+The child (grader/pyexercise/child_worker.py) runs in a fresh temporary folder holding only the submission, the
 exercise's public modules, the worker and its value codec: not the exercise folder, its hidden
 tests, the reference solution or the grader. Where the machine allows it, it starts in new user,
 network and mount namespaces (`unshare --user --map-root-user --net --mount`): no network at all,
@@ -11,7 +11,7 @@ nothing stops a determined escape through the interpreter; `isolation` says whic
 
 Always: the exercise's rlimits (CPU, address space, file size, open files), its own process group
 killed on a timeout, capped output, a minimal environment, and every value decoded by
-grader.pyvalues (JSON, never pickle). Nothing here compares or scores.
+grader.pyexercise.values (JSON, never pickle). Nothing here compares or scores.
 """
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import pyvalues
-from .sandbox import _CappedReader, _kill_group, _limit_setter
-from .spec import Limits
-from .stages import child_limits
+from . import values as pyvalues
+from ..run.parent.sandbox import _CappedReader, _kill_group, _limit_setter
+from ..spec import Limits
+from ..run.parent.supervisor import child_limits
 
 MAX_REPLY_BYTES = 16 * 1024**2
 _HERE = Path(__file__).resolve().parent
@@ -167,8 +167,9 @@ class Worker:
         (self.folder / "submission.py").write_text(self.source, encoding="utf-8")
         for name, text in self.public_files.items():
             (self.folder / name).write_text(text, encoding="utf-8")
-        shutil.copy(_HERE / "pyworker.py", self.folder / "pyworker.py")
-        shutil.copy(_HERE / "pyvalues.py", self.folder / "pyvalues.py")
+        # Under the names the worker knows them by (it imports pyvalues): top-level modules in that folder.
+        shutil.copy(_HERE / "child_worker.py", self.folder / "pyworker.py")
+        shutil.copy(_HERE / "values.py", self.folder / "pyvalues.py")
         argv = [sys.executable, "-I", "-B", "pyworker.py"]
         home = str(self.folder)
         if self.isolation == "namespaces":

@@ -27,8 +27,8 @@ from typing import Any, Mapping
 
 import jsonschema
 
-from .errors import SpecError
-from .spec import Limits
+from ..errors import SpecError
+from ..spec import Limits
 
 KIND = "python"
 

@@ -1,6 +1,6 @@
 """Values that cross between the grader and a Python submission's child: JSON, never pickle.
 
-The child (grader/pyworker.py) sends back only what the student's functions returned and what
+The child (grader/pyexercise/child_worker.py) sends back only what the student's functions returned and what
 they left in their arguments, encoded here; the grader decodes them into plain values and
 compares them itself. Allowed: None, bool, int, float (NaN and infinities included), str, lists,
 tuples, dicts with string keys, NumPy arrays and scalars of numeric or bool dtype, and objects of
@@ -8,7 +8,7 @@ the exercise's own public classes (by module and class name, rebuilt from their 
 Anything else (functions, modules, object arrays, foreign classes) does not decode: a student
 cannot smuggle code or a lying object back to the grader.
 
-This file is copied, unchanged, into the child's folder: it imports only the standard library
+This file is copied, unchanged, into the child's folder (as pyvalues.py): it imports only the standard library
 and NumPy.
 """
 from __future__ import annotations

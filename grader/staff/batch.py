@@ -13,7 +13,7 @@ skips every student whose results file exists and whose submission (and exercise
 so an interrupted batch resumes where it stopped; grades.csv only exists for a complete batch.
 
 Where the gradings run is an Executor: LocalExecutor (this machine, the default) or
-grader.batch_ray.RayExecutor (a Ray cluster, `--ray`). Both write through record(), so the output
+grader.staff.batch_ray.RayExecutor (a Ray cluster, `--ray`). Both write through record(), so the output
 folder, the resume and the gradebook are the same whichever ran them.
 """
 from __future__ import annotations
@@ -39,15 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
-from . import __version__, api, math_threads
-from . import exercise as exercise_module
-from .device_probe import PRESET_VARIABLE, probe_device
-from .errors import UsageError
-from .exercise import Exercise
-from .isolated import STATUSES, Graded, grade_in_child, kill_tagged
-from .notebook import graded_source
-from .results import write_atomic
-from .ungraded import ungraded_document
+from .. import __version__, api
+from ..run.parent import math_threads
+from .. import exercise as exercise_module
+from ..run.parent.device_probe import PRESET_VARIABLE, probe_device
+from ..errors import UsageError
+from ..exercise import Exercise
+from ..run.parent.isolated import STATUSES, Graded, grade_in_child, kill_tagged
+from ..notebook import graded_source
+from ..results import write_atomic
+from ..ungraded import ungraded_document
 
 RESULTS = "results"
 CSV_NAME = "grades.csv"
@@ -77,7 +78,7 @@ class Options:
 
     backend: str = "auto"
     workers: int | None = None     # default: the number of usable cores
-    per_gpu: int = 4  # gradings sharing one GPU; grader.gpu_lock keeps timings exclusive
+    per_gpu: int = 4  # gradings sharing one GPU; grader.run.gpu_lock keeps timings exclusive
     timeout: float | None = None   # per submission; default from the exercise's [limits]
     seed: int | None = None
     regrade: bool = False          # ignore existing results
@@ -412,7 +413,7 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
 def _write_html_reports(out: Path, exercise: Exercise, entries: Sequence[Entry], summary: Summary) -> None:
     """reports/<student>.html and report.html (grader.report), after the gradebook: written last, so
     a failure there never costs a grade; the submissions are still on disk (a zip's extraction too)."""
-    from .report.class_page import write_reports
+    from ..report.class_page import write_reports
 
     write_reports(out, exercise, entries, summary)
 
@@ -462,7 +463,7 @@ def local_executor(options: Options) -> "LocalExecutor":
 
 
 def ray_executor(options: Options) -> Executor:
-    """A Ray cluster (grader.batch_ray); a clear usage error when Ray is not installed."""
+    """A Ray cluster (grader.staff.batch_ray); a clear usage error when Ray is not installed."""
     try:
         from .batch_ray import RayExecutor
     except ImportError as exc:

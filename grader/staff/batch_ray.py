@@ -2,10 +2,10 @@
 
 The driver (the machine that runs `grade batch`) keeps everything it keeps for a local batch: it
 reads the submissions, skips those already graded, and writes every results file and the gradebook
-itself (grader.batch.record), as each task's result comes back. A task gets the exercise (packed
+itself (grader.staff.batch.record), as each task's result comes back. A task gets the exercise (packed
 once into Ray's object store) and the submission's bytes, so the nodes need no shared file system;
 it grades the way a local batch does, in a child process under the batch's time limit
-(grader.isolated.grade_in_child), never in the Ray worker's own interpreter.
+(grader.run.parent.isolated.grade_in_child), never in the Ray worker's own interpreter.
 
 Failures are verdicts, as on one machine:
   - a submission that hangs is stopped by the task's child limit and gets the timeout verdict;
@@ -33,13 +33,14 @@ from typing import Any, Callable, Mapping, Sequence
 import ray
 from ray.exceptions import NodeDiedError, ObjectLostError, OutOfMemoryError, RayError, WorkerCrashedError
 
-from . import __version__, math_threads
+from .. import __version__
+from ..run.parent import math_threads
 from .batch import BatchContext, Entry, OnDone, record, unsubmitted
-from .errors import UsageError
-from .exercise import Exercise
-from .exercise import load as load_exercise
-from .isolated import Graded, grade_in_child, kill_tagged
-from .ungraded import ungraded_document
+from ..errors import UsageError
+from ..exercise import Exercise
+from ..exercise import load as load_exercise
+from ..run.parent.isolated import Graded, grade_in_child, kill_tagged
+from ..ungraded import ungraded_document
 
 GRACE_S = 60.0    # a task's limit beyond the grading's own: a worker's start-up, fetching and unpacking the exercise
 RETRIES = 1       # further attempts for a task whose worker or node died
@@ -56,13 +57,13 @@ class TaskInput:
 
     exercise: Any         # an ObjectRef to pack_exercise()'s bytes, resolved by Ray before the task runs
     exercise_id: str
-    key: str              # grader.batch.exercise_key: names the unpacked copy on each node
+    key: str              # grader.staff.batch.exercise_key: names the unpacked copy on each node
     name: str             # the submission's file name, as its results show it
     source: bytes
     backend: str
     timeout: float
     seed: int | None
-    tag: str              # marks the grading's processes on the node (grader.isolated.TAG_VARIABLE)
+    tag: str              # marks the grading's processes on the node (grader.run.parent.isolated.TAG_VARIABLE)
 
 
 @dataclass
@@ -217,7 +218,7 @@ def pack_exercise(exercise: Exercise) -> bytes:
 
 
 def grade_task(item: TaskInput) -> dict[str, Any]:
-    """In a Ray worker: grade one submission in a child process (grader.isolated.grade_in_child) and
+    """In a Ray worker: grade one submission in a child process (grader.run.parent.isolated.grade_in_child) and
     return its verdict as plain data. Ray has set CUDA_VISIBLE_DEVICES to this task's GPU; the child
     inherits it."""
     base = Path(tempfile.gettempdir()) / _INFLIGHT

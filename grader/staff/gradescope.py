@@ -10,7 +10,7 @@ The zip (see build_bundle) unpacks to /autograder/source:
     exercises/<id>/   the exercise, hidden cases and hidden tests included
     reference/<id>/solution.cu   the reference solution (traffic is graded against it)
 
-`python -m grader.gradescope BUNDLE_JSON` is run_autograder's Python half. The root (`/autograder`)
+`python -m grader.staff.gradescope BUNDLE_JSON` is run_autograder's Python half. The root (`/autograder`)
 comes from $KERNEL_GRADER_AUTOGRADER_ROOT when set, so tests can lay out a tree in a temp folder.
 """
 from __future__ import annotations
@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from . import exercise as exercise_module
-from .errors import UsageError
-from .isolated import grade_in_child
-from .results import validate, write_atomic
-from .ungraded import ungraded_document
+from .. import __version__
+from .. import exercise as exercise_module
+from ..errors import UsageError
+from ..run.parent.isolated import grade_in_child
+from ..results import validate, write_atomic
+from ..ungraded import ungraded_document
 
 ROOT_VARIABLE = "KERNEL_GRADER_AUTOGRADER_ROOT"
 SECRET_VARIABLE = "KERNEL_GRADER_SECRET"  # the course's seed secret (grader.api.derive_seed)
@@ -111,7 +111,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
 
 def _grader_source() -> dict[str, bytes]:
     """The grader package plus a pyproject.toml, under kernel-grader/ (pip-installable)."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # grader/, this file being grader/staff/gradescope.py
     files = {}
     for path in sorted(package.rglob("*")):
         # Code, schemas and the headers submissions may include (grader/include: names without a suffix).
@@ -243,8 +243,8 @@ def _main(argv: list[str]) -> int:
         print(text, file=sys.stdout if ok else sys.stderr)
         return 0 if ok else 1
     if len(argv) != 1:
-        print("usage: python -m grader.gradescope BUNDLE_JSON   (run by run_autograder on Gradescope)\n"
-              "       python -m grader.gradescope --smoke-test BUNDLE_JSON   (run by setup.sh)", file=sys.stderr)
+        print("usage: python -m grader.staff.gradescope BUNDLE_JSON   (run by run_autograder on Gradescope)\n"
+              "       python -m grader.staff.gradescope --smoke-test BUNDLE_JSON   (run by setup.sh)", file=sys.stderr)
         return 2
     root = autograder_root()
     try:
@@ -285,7 +285,7 @@ python3 -m venv "$ROOT/venv"
 # pytest comes with it too: it runs the exercise's hidden tests.
 # A smoke test at build time: the reference solution must get full marks, graded as run_autograder
 # grades a submission; otherwise the image fails to build (a broken image fails here, not on students).
-"$ROOT/venv/bin/python" -m grader.gradescope --smoke-test "$SOURCE/bundle.json"
+"$ROOT/venv/bin/python" -m grader.staff.gradescope --smoke-test "$SOURCE/bundle.json"
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
@@ -303,7 +303,7 @@ export KERNEL_GRADER_AUTOGRADER_ROOT="$ROOT"
 # The bundled grader source comes first, so the code that runs is the code in this zip.
 export PYTHONPATH="$SOURCE/kernel-grader${PYTHONPATH:+:$PYTHONPATH}"
 cd "$ROOT"
-"$PY" -m grader.gradescope "$SOURCE/bundle.json"
+"$PY" -m grader.staff.gradescope "$SOURCE/bundle.json"
 status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then
   echo "run_autograder: the grader exited with status $status and wrote no results.json; writing the fallback" >&2

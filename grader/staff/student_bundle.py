@@ -21,11 +21,11 @@ from typing import Any, Mapping
 import nbformat
 from nbformat import v4
 
-from . import __version__
-from . import exercise as exercise_module
-from . import shipped_counters
-from . import spec as spec_module
-from .errors import SpecError, UsageError
+from .. import __version__
+from .. import exercise as exercise_module
+from .. import shipped_counters
+from .. import spec as spec_module
+from ..errors import SpecError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -39,7 +39,7 @@ CUDA12_SWAPS = {"cupy-cuda13x": "cupy-cuda12x>=13.3", "nvidia-cuda-nvrtc": "nvid
 
 def runtime_requirements() -> list[str]:
     """The grader's own runtime dependencies: from the checkout's pyproject.toml, else the installed metadata."""
-    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"  # beside grader/
     if pyproject.is_file():
         return list(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
     import importlib.metadata
@@ -74,7 +74,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
     """Write OUT/<id>/ for one exercise; the notebook is validated with nbformat before it is written."""
     exercise = exercise_module.load(Path(exercise_dir))
     if exercise.kind == "python":
-        from . import pystudent
+        from ..pyexercise import student_bundle as pystudent
 
         return StudentBundle(*pystudent.build_bundle(exercise, Path(out)))
     if not re.fullmatch(r"[^\s\"'`$;&|<>]+", pip_source):  # it goes into a shell line in the notebook

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from . import api
-from .exercise import Exercise
-from .exercise import load as load_exercise
-from .results import Report
-from .spec import CATEGORIES
+from .. import api
+from ..exercise import Exercise
+from ..exercise import load as load_exercise
+from ..results import Report
+from ..spec import CATEGORIES
 
 _EXPECT = re.compile(r"^\s*(?://|#)\s*expect:\s*([\w-]+)\s*$", re.MULTILINE)
 _ALSO = re.compile(r"^\s*(?://|#)\s*also:\s*([\w\s,-]+?)\s*$", re.MULTILINE)
@@ -123,7 +123,7 @@ def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], No
     """A Python exercise's promises: the reference passes every function, the skeleton loads and
     fails, each wrong/*.py fails the function its `# expect: <function>` line names (and only those
     its `# also:` line adds), and the student notebook builds and holds nothing hidden."""
-    from .pygrade import LOAD_NAME
+    from ..pyexercise.grade import LOAD_NAME
 
     spec = exercise.spec
     out = Validation(exercise.id, "python")
@@ -176,7 +176,7 @@ def _check_python_notebook(exercise: Exercise, out: Validation, seed: int, progr
 
     import nbformat
 
-    from . import pystudent
+    from ..pyexercise import student_bundle as pystudent
 
     progress("student notebook")
     with tempfile.TemporaryDirectory(prefix="kg-validate-") as tmp:

@@ -11,7 +11,7 @@ Course staff write ordinary pytest functions against three fixtures the grader p
 
 `launch(sizes, inputs)` returns a KernelRun (outputs by parameter name, `.error`), `make_inputs`
 gives the harness's random inputs, `backend` names the backend ("gpu" or "emu"). The tests run in a
-child process beside the other launches: `python -m pytest -p grader.hidden_tests EXERCISE/tests`,
+child process beside the other launches: `python -m pytest -p grader.run.child.hidden_tests EXERCISE/tests`,
 with the job described by the KERNEL_GRADER_HIDDEN_JOB environment variable.
 """
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any, Mapping
 import numpy as np
 import pytest
 
-from .checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
+from ...checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
 from .launch_budget import Budgets
-from .stages import wait_for_file
+from ..parent.supervisor import wait_for_file
 
 _EARLY: dict[str, Any] = {}  # the device opened before the job existed
 
@@ -35,7 +35,7 @@ def pytest_configure(config) -> None:
     """Started while the submission compiles: open the device now, idle until the job comes."""
     early = os.environ.get(EARLY_VARIABLE)
     if early and "device" not in _EARLY:
-        from .backends import open_device
+        from ...backends import open_device
 
         _EARLY["device"] = open_device(early.split()[0])  # no share of the GPU until a launch
 
@@ -57,8 +57,8 @@ class KernelRun(dict):
 
 class _Session:
     def __init__(self, job: Mapping[str, Any]):
-        from .backends import open_device
-        from .exercise import Harness, load
+        from ...backends import open_device
+        from ...exercise import Harness, load
 
         self.job = job
         self.exercise = load(Path(job["exercise"]))

@@ -10,9 +10,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import bfloat16, expressions
-from .backends import Buffer, Device, LaunchOutcome
-from .spec import Spec
+from ... import bfloat16, expressions
+from ...backends import Buffer, Device, LaunchOutcome
+from ...spec import Spec
 
 
 @dataclass
@@ -42,7 +42,7 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
     `kernel` is a loaded kernel, or the tuple load_chain gives for an exercise of several kernels:
     they run in order on the same buffers, and the first that fails ends the chain. After a fatal
     launch error the device is unusable, so nothing is read back. step_limit stops an emulated
-    launch, seconds (None: no limit) a GPU one, each kernel of a chain (grader.launch_budget
+    launch, seconds (None: no limit) a GPU one, each kernel of a chain (grader.run.child.launch_budget
     decides both).
     """
     handles = tuple(kernel) if isinstance(kernel, KernelChain) else (kernel,)

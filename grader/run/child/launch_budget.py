@@ -1,7 +1,7 @@
 """How long one launch of a submission may run: a multiple of the reference solution's own cost at
 that size, so a kernel that never finishes is stopped in seconds rather than at the run limit.
 
-Child side: the runner (grader.runner) and the hidden tests' plugin (grader.hidden_tests) ask a
+Child side: the runner (grader.run.child.runner) and the hidden tests' plugin (grader.run.child.hidden_tests) ask a
 Budgets for each launch of the submission. The cost of the reference kernel at those sizes is
 measured once, in this process, before any submission launch at that size:
 
@@ -30,9 +30,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import __version__
-from .backends.base import LaunchOutcome
-from .spec import Spec
+from ... import __version__
+from ...backends.base import LaunchOutcome
+from ...spec import Spec
 
 STEP_SLACK = 50
 STEP_FLOOR = 1_000
@@ -109,7 +109,7 @@ class Budgets:
         from .launch import launch_kernel, load_chain
 
         if self.backend == "emu":
-            from .backends.emu import EmuDevice
+            from ...backends.emu import EmuDevice
 
             # A step count is a fact about the reference, its inputs and the grader: kept on disk, a batch
             # (or a class's resubmissions) measures it once per size.
@@ -153,7 +153,7 @@ class Budgets:
 
 
 def _steps_file(key: str) -> Path | None:
-    from .compile_cache import cache_root
+    from ..parent.compile_cache import cache_root
 
     root = cache_root()
     return None if root is None else root.parent / "reference-steps" / f"{key}.json"

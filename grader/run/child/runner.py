@@ -1,6 +1,6 @@
 """The child-process side: execute tasks on a backend and stream one JSON line per finished task.
 
-Run as `python -m grader.runner JOB.json`. The parent (grader.stages) starts it inside the
+Run as `python -m grader.run.child.runner JOB.json`. The parent (grader.run.parent.supervisor) starts it inside the
 sandbox, possibly wrapped by ncu or compute-sanitizer. Results go to the job's results file,
 never to stdout, which belongs to the student's printf.
 """
@@ -16,16 +16,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import expressions
-from .backends import Device, open_device
-from .backends.base import untouched
-from .exercise import Exercise, Harness
-from .exercise import load as load_exercise
+from ... import expressions
+from ...backends import Device, open_device
+from ...backends.base import untouched
+from ...exercise import Exercise, Harness
+from ...exercise import load as load_exercise
 from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
-from .spec import Spec
-from .stages import wait_for_file
-from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
+from ...spec import Spec
+from ..parent.supervisor import wait_for_file
+from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_FIRST_BAD = 1
 

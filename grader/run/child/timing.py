@@ -6,11 +6,11 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from . import bfloat16, expressions
-from .backends import Device
-from .exercise import Exercise, Harness
+from ... import bfloat16, expressions
+from ...backends import Device
+from ...exercise import Exercise, Harness
 from .launch import load_chain
-from .tasks import Task
+from ..tasks import Task
 
 WARMUP = 3
 

@@ -18,8 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import __version__
-from .compile import BASE_OPTIONS
+from ... import __version__
+from ...compile import BASE_OPTIONS
 
 VARIABLE = "KERNEL_GRADER_CACHE"  # a folder; "off" disables the cache
 

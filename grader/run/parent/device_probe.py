@@ -52,7 +52,7 @@ def probe_device(env: Mapping[str, str] | None = None) -> GpuInfo:
     """Probe in a child whose environment adds `env` (e.g. CUDA_VISIBLE_DEVICES=3); never cached."""
     child_env = {k: v for k, v in os.environ.items() if k != PRESET_VARIABLE}
     child_env.update(env or {})
-    run = run_child(python_argv("grader.device_probe"), timeout=PROBE_SECONDS, env=child_env)
+    run = run_child(python_argv("grader.run.parent.device_probe"), timeout=PROBE_SECONDS, env=child_env)
     try:
         data = json.loads(run.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):

@@ -1,6 +1,6 @@
 """Grading one submission in its own child process, for tools that grade many (batch, Gradescope).
 
-The child is `python -m grader run EXERCISE SUBMISSION --json ...` under grader.sandbox.run_child
+The child is `python -m grader run EXERCISE SUBMISSION --json ...` under grader.run.parent.sandbox.run_child
 with a wall-clock limit. Whatever it does (hangs, crashes, floods its output, dies without a
 JSON), the parent gets a schema-valid results document back and a status for the gradebook.
 """
@@ -19,10 +19,10 @@ from typing import Any, Mapping
 
 import jsonschema
 
-from .exercise import Exercise
-from .results import validate
+from ...exercise import Exercise
+from ...results import validate
 from .sandbox import run_child
-from .ungraded import ungraded_document
+from ...ungraded import ungraded_document
 
 STATUSES = ("graded", "compile-error", "timeout", "grader-error")
 TAG_VARIABLE = "KERNEL_GRADER_TAG"  # inherited by every process a child starts, so leftovers can be found
@@ -64,7 +64,7 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
         argv += ["--seed", str(int(seed))]
     child_env = dict(os.environ)
     child_env.update(env or {})
-    src_root = str(Path(__file__).resolve().parent.parent)  # the child imports this same grader
+    src_root = str(Path(__file__).resolve().parents[3])  # the checkout: the child imports this same grader
     child_env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, child_env.get("PYTHONPATH", "")) if p)
     child_env["TMPDIR"] = str(work)  # the grader's own scratch lands here and goes with it
     if tag:
@@ -135,7 +135,7 @@ def _sha256(path: Path, *, python: bool = False) -> str | None:
     """The submission's hash as a grading reports it: a notebook's is that of its graded text."""
     import hashlib
 
-    from .notebook import graded_source, is_notebook
+    from ...notebook import graded_source, is_notebook
 
     if is_notebook(path):
         text, _ = graded_source(path, python=python)

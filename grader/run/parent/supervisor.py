@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 from .sandbox import ChildRun, ResourceLimits, StartedChild, python_argv, run_child, start_child
-from .spec import Limits
+from ...spec import Limits
 from .stage_clock import StageClock
-from .tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
+from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_RESTARTS = 6
 STDERR_TAIL = 1500
@@ -38,7 +38,7 @@ class StageRun:
 @dataclass(frozen=True)
 class Prestarted:
     """A runner child started before its tasks exist (while the submission compiles): it imports,
-    opens its device, then waits for its job file. Runner.run(prestarted=...) hands it the job."""
+    opens its device, then waits for its job file. TaskSupervisor.run(prestarted=...) hands it the job."""
 
     child: StartedChild
     stem: Path  # the child waits for stem.json; its tool log (if any) is stem.log
@@ -68,7 +68,7 @@ def wait_for_file(path: Path, seconds: float | None = None) -> bool:
 
 
 @dataclass
-class Runner:
+class TaskSupervisor:
     """Runs task batches for one grading: where the compiled modules are and what limits apply."""
 
     exercise_root: Path
@@ -145,7 +145,7 @@ class Runner:
                 "exercise": str(self.exercise_root), "backend": backend, "modules": dict(self.modules.get(backend, {})),
                 "results": str(results_path), "tasks": [t.to_json() for t in remaining], "pool": pool,
                 "step_limit": self.limits.step_limit,
-                # Per-launch limits from the reference's cost (grader.launch_budget), except under a wrapper:
+                # Per-launch limits from the reference's cost (grader.run.child.launch_budget), except under a wrapper:
                 # ncu would profile the reference's launches, a sanitizer slows them unlike the plain run.
                 "budget": not wrapper,
             }
@@ -250,7 +250,7 @@ def _timeout_text(budget: float, child: ChildRun) -> str:
 def _runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
     """The runner child's command for job stem.json, under `wrapper` (its {log} becomes stem.log)."""
     return [a.replace("{log}", str(stem.with_suffix(".log"))) for a in wrapper] + \
-        python_argv("grader.runner", str(stem.with_suffix(".json")), *extra)
+        python_argv("grader.run.child.runner", str(stem.with_suffix(".json")), *extra)
 
 
 def _sizes(task: Task) -> str:
