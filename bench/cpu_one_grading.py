@@ -3,7 +3,7 @@
     python bench/cpu_one_grading.py [--backend gpu] EXERCISE FILE [FILE ...]
 
 Prints, for every file, the wall seconds, the score, and a table of CPU seconds by process kind
-(bench/cpu_sampler.py: `python -m grader.runner --prestart gpu`, ncu, pytest, ...).
+(bench/cpu_sampler.py: `python -m grader.run.child.runner --prestart gpu`, ncu, pytest, ...).
 """
 from __future__ import annotations
 

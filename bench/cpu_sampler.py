@@ -27,13 +27,13 @@ def label(cmdline: list[str], comm: str) -> str:
         at = cmdline.index("-m")
         module = cmdline[at + 1] if at + 1 < len(cmdline) else "?"
         rest = cmdline[at + 2:]
-        if module == "grader.runner" and "--prestart" in rest:
+        if module == "grader.run.child.runner" and "--prestart" in rest:
             at = rest.index("--prestart")
-            return f"python -m grader.runner --prestart {rest[at + 1] if at + 1 < len(rest) else '?'}"
+            return f"python -m grader.run.child.runner --prestart {rest[at + 1] if at + 1 < len(rest) else '?'}"
         if module == "grader" and rest:
             return f"python -m grader {rest[0] if rest[0] in ('run', 'batch') else ''}".strip()
-        if module == "grader.fork_server" and comm and not comm.startswith("python"):
-            return f"python -m {comm} (forked)"  # a child it forked names itself (grader.fork_server)
+        if module == "grader.run.parent.fork_server" and comm and not comm.startswith("python"):
+            return f"python -m {comm} (forked)"  # a child it forked names itself (grader.run.parent.fork_server)
         return f"python -m {module}"
     if base.startswith("python"):
         return f"python {Path(cmdline[1]).name if len(cmdline) > 1 else ''}".strip()

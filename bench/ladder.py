@@ -19,11 +19,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import api  # noqa: E402
 from grader import submission as submission_module  # noqa: E402
-from grader.device_probe import probe  # noqa: E402
+from grader.run.parent.device_probe import probe  # noqa: E402
 from grader.exercise import load  # noqa: E402
 from grader.profile import profile  # noqa: E402
-from grader.stages import Runner  # noqa: E402
-from grader.tasks import Task  # noqa: E402
+from grader.run.parent.supervisor import TaskSupervisor  # noqa: E402
+from grader.run.tasks import Task  # noqa: E402
 
 LESSON = {"level1": "12.8%", "level2": "36.5%", "level3": "68.7%"}
 LD = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
@@ -34,7 +34,7 @@ def time_reference(exercise_id: str, n: int, tmp: Path, arch: str) -> dict[str, 
     ex = load(Path("exercises") / exercise_id)
     sub, _ = submission_module.read(ex.solution_path)
     compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
-    runner = Runner(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
+    runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
                     modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
     tasks = [Task(id=m, kind="time", backend="gpu", module=m, sizes={"N": n}, seeds=(1,), repeats=20)
              for m in ("submission", "baseline")]

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import api  # noqa: E402
 from grader import submission as submission_module  # noqa: E402
-from grader.device_probe import probe  # noqa: E402
+from grader.run.parent.device_probe import probe  # noqa: E402
 from grader.exercise import load  # noqa: E402
-from grader.stages import Runner  # noqa: E402
-from grader.tasks import Task  # noqa: E402
+from grader.run.parent.supervisor import TaskSupervisor  # noqa: E402
+from grader.run.tasks import Task  # noqa: E402
 
 EXERCISES = {"reduction": "CuPy sum", "softmax": "CuPy softmax", "histogram": "cupy.bincount",
              "half_gemv": "cuBLAS half GEMV (cp.matmul)"}
@@ -42,7 +42,7 @@ def time_exercise(exercise_id: str, tmp: Path, arch: str) -> tuple[dict, dict[st
     sizes = dict(ex.spec.checks["performance"].size)
     sub, _ = submission_module.read(ex.solution_path)
     compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
-    runner = Runner(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
+    runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
                     modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
     tasks = [Task(id=m, kind="time", backend="gpu", module=m, sizes=sizes, seeds=(1,), repeats=20)
              for m in ("submission", "baseline")]

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader.exercise import load  # noqa: E402
 from grader.profile import profile  # noqa: E402
-from grader.validate import read_expectation  # noqa: E402
+from grader.staff.validate import read_expectation  # noqa: E402
 
 
 def parse_sizes(text: str, names: tuple[str, ...]) -> list[dict[str, int]]:

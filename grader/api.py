@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import compile_cache, math_threads
+from .run.parent import compile_cache, math_threads
 from . import exercise as exercise_module
 from . import notebook as notebook_module
 from . import submission as submission_module
@@ -28,15 +28,15 @@ from .checks.hidden import NAME as HIDDEN_NAME
 from .checks.hidden import STAGE as HIDDEN_STAGE
 from .checks.hidden import HiddenTestsCheck, hidden_prestart
 from .compile import entry_names, kernel_param_types
-from .device_probe import GpuInfo, probe
+from .run.parent.device_probe import GpuInfo, probe
 from .errors import UsageError
 from .exercise import Exercise
 from .results import NotRun, Report, TestResult
-from .sandbox import python_argv, run_child
+from .run.parent.sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
-from .tasks import TaskResult
-from .stage_clock import StageClock
-from .stages import Runner, child_limits
+from .run.tasks import TaskResult
+from .run.parent.stage_clock import StageClock
+from .run.parent.supervisor import TaskSupervisor, child_limits
 from .tools import Tools, find_tools
 
 BACKENDS = ("auto", "gpu", "emu")
@@ -65,7 +65,7 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     started = time.perf_counter()
     exercise = exercise_module.load(Path(exercise_dir))
     if exercise.kind == "python":  # functions in a Python child, no kernel and no backend to choose
-        from . import pygrade
+        from .pyexercise import grade as pygrade
 
         return pygrade.grade(exercise, Path(submission), seed=seed, started=started)
     chosen, gpu, note = resolve_backend(backend)
@@ -110,7 +110,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
     tools = find_tools() if backend == "gpu" else Tools()
-    runner = Runner(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
     early = prestart(exercise, backend, runner, tools)
     try:
         return _compile_and_check(exercise, sub, where, backend, gpu, seed, runner, tools, early, notes, report)
@@ -119,7 +119,7 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
             child.cancel()
 
 
-def prestart(exercise: Exercise, backend: str, runner: Runner, tools: Tools) -> dict:
+def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: Tools) -> dict:
     """Children that can start before the submission has compiled, by stage: the launch child, ncu
     and the hidden tests' pytest. Their start-up (Python, CuPy, a CUDA context, ncu's own) then
     overlaps the compile; each waits for its job file, at most `wait` seconds (both compiles, and a
@@ -133,7 +133,7 @@ def prestart(exercise: Exercise, backend: str, runner: Runner, tools: Tools) -> 
     return {stage: child for stage, child in early.items() if child is not None}
 
 
-def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap, backend: str, gpu: GpuInfo | None, seed: int, runner: Runner, tools: Tools,
+def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap, backend: str, gpu: GpuInfo | None, seed: int, runner: TaskSupervisor, tools: Tools,
                        early: dict, notes: list[str], report) -> Report:
     spec = exercise.spec
     tmp = runner.workdir

@@ -2,7 +2,7 @@
 
 The same call yields PTX (the emulator interprets it) and a CUBIN for the GPU's own architecture
 (the GPU backend loads it), so both backends see the same compiler, options and errors.
-It runs inside a child process (see sandbox.py): a compile-time bomb only costs that child.
+It runs inside a child process (started through grader/run/parent/sandbox.py): a compile-time bomb only costs that child.
 """
 from __future__ import annotations
 

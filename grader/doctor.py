@@ -104,7 +104,7 @@ def _emulator(ptx: str | None) -> Finding:
 
 
 def _gpu_and_tools() -> list[Finding]:
-    from .device_probe import probe
+    from .run.parent.device_probe import probe
     from .tools import find_tools
 
     info = probe()

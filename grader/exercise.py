@@ -10,10 +10,11 @@ from typing import Mapping
 
 import numpy as np
 
-from . import bfloat16, pyspec
+from . import bfloat16
+from .pyexercise import spec as pyspec
 from . import spec as spec_module
 from .errors import SpecError
-from .pyspec import PySpec
+from .pyexercise.spec import PySpec
 from .spec import Spec
 
 if sys.version_info >= (3, 11):

@@ -15,8 +15,8 @@ from . import api
 from . import exercise as exercise_module
 from . import notebook as notebook_module
 from .errors import UsageError
-from .stages import Runner
-from .tasks import Task
+from .run.parent.supervisor import TaskSupervisor
+from .run.tasks import Task
 from .tools import PROFILE_METRICS, find_tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 
 METRICS = PROFILE_METRICS
@@ -85,7 +85,7 @@ def _measure(exercise, sub, sizes: Mapping[str, int], chosen: str, gpu, seed: in
         if problem:
             return Profile(chosen, sizes, {}, source=sub.source, source_name=sub.name, error=problem)
         mine = compiled["submission"]
-        runner = Runner(exercise_root=exercise.root, workdir=tmp, limits=exercise.spec.limits, env=api.child_env(tmp),
+        runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, limits=exercise.spec.limits, env=api.child_env(tmp),
                         modules={"gpu": {"submission": mine["cubin"]}, "emu": {"submission": mine["ptx"]}})
         task = Task(id="profile", kind="profile", backend=chosen, sizes=dict(sizes), seeds=(seed,), compare=False)
         if chosen == "emu":
@@ -95,7 +95,7 @@ def _measure(exercise, sub, sizes: Mapping[str, int], chosen: str, gpu, seed: in
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _from_emu(runner: Runner, task: Task, sub, sizes) -> Profile:
+def _from_emu(runner: TaskSupervisor, task: Task, sub, sizes) -> Profile:
     result = runner.run([task], backend="emu").results.get("profile")
     if result is None or not result.launches:
         return Profile("emu", sizes, {}, source=sub.source, source_name=sub.name, error=result.message if result else "no result")
@@ -105,7 +105,7 @@ def _from_emu(runner: Runner, task: Task, sub, sizes) -> Profile:
     return Profile("emu", sizes, emu.get("counters", {}), per_line, sub.source, sub.name, launch.get("error", ""))
 
 
-def _from_ncu(runner: Runner, task: Task, sub, sizes, kernel: list[str]) -> Profile:
+def _from_ncu(runner: TaskSupervisor, task: Task, sub, sizes, kernel: list[str]) -> Profile:
     tools = find_tools()
     if not tools.ncu:
         return Profile("gpu", sizes, {}, source=sub.source, source_name=sub.name, error="Nsight Compute (ncu) was not found")

@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 import jsonschema
 
 from . import __version__
-from .stage_clock import StageTime
+from .run.parent.stage_clock import StageTime
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Report:
     seeds: Mapping[str, int]
     notes: tuple[str, ...] = ()
     student_output: str = ""
-    stages: tuple[StageTime, ...] = ()  # the timeline of the grading (grader.stage_clock)
+    stages: tuple[StageTime, ...] = ()  # the timeline of the grading (grader.run.parent.stage_clock)
 
     @property
     def raw_score(self) -> float:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from . import gpu_lock
+from .run import gpu_lock
 
 _SEARCH = ("/usr/local/cuda/bin", "/opt/nvidia/nsight-compute", "/usr/local/cuda/nsight-compute")
 # The counters `grade profile` prints and the reports show per source line (Nsight Compute's names).

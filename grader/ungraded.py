@@ -24,7 +24,7 @@ def ungraded_document(exercise: Exercise, reason: str, *, backend: str = "none",
     """
     # The same shape api.grade gives a submission refused before compiling, so columns line up.
     if exercise.kind == "python":
-        from .pygrade import not_loaded
+        from .pyexercise.grade import not_loaded
 
         tests, not_run = not_loaded(exercise.spec, reason), []
     else:

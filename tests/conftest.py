@@ -15,7 +15,7 @@ os.environ.setdefault("KERNEL_GRADER_CACHE", tempfile.mkdtemp(prefix="kg-test-ca
 def pytest_collection_modifyitems(config, items):
     if not any("gpu" in item.keywords for item in items):
         return
-    from grader.device_probe import probe
+    from grader.run.parent.device_probe import probe
 
     info = probe()
     if info.available:

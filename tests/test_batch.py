@@ -1,4 +1,4 @@
-"""grader.batch: inputs (folders, zips), workers, the gradebook, and a whole class killed half way and resumed."""
+"""grader.staff.batch: inputs (folders, zips), workers, the gradebook, and a whole class killed half way and resumed."""
 from __future__ import annotations
 
 import csv
@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, math_threads
+from grader.staff import batch
+from grader.run.parent import math_threads
 from grader.errors import UsageError
 from grader.exercise import load
-from grader.isolated import TAG_VARIABLE
+from grader.run.parent.isolated import TAG_VARIABLE
 from grader.results import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ WRONG = sorted((ROOT / "reference" / "level2" / "wrong").glob("*.cu"))
 
 def stuck_source() -> str:
     """A submission whose grading outlasts a short batch limit on any machine. A kernel that never ends
-    no longer does (each launch stops at a multiple of the reference's cost, grader.launch_budget),
+    no longer does (each launch stops at a multiple of the reference's cost, grader.run.child.launch_budget),
     and a compile-time bomb may stop early at the compiler's memory cap. A correct kernel doing about
     35 times the reference's work (well under the budget's 50) does: its emulation alone takes
     several times a few-second limit."""
@@ -376,7 +377,7 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
 def test_ray_without_ray_installed_is_a_clear_usage_error(monkeypatch):
     """--ray needs the optional extra; without it the message says how to install it."""
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
-    monkeypatch.delitem(sys.modules, "grader.batch_ray", raising=False)
+    monkeypatch.delitem(sys.modules, "grader.staff.batch_ray", raising=False)
     with pytest.raises(UsageError, match=r"pip install 'kernel-grader\[ray\]'"):
         batch.ray_executor(batch.Options(backend="emu", ray=""))
 

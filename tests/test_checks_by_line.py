@@ -4,7 +4,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from grader.checks import by_line
-from grader.tasks import Task, TaskResult
+from grader.run.tasks import Task, TaskResult
 
 LD = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 WAVES = "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"

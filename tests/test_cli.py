@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from grader import api
 from grader.cli import main
-from grader.device_probe import GpuInfo
+from grader.run.parent.device_probe import GpuInfo
 
 
 def test_help_lists_subcommands_and_usage():

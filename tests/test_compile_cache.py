@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader import compile_cache
+from grader.run.parent import compile_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 

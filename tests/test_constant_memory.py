@@ -46,7 +46,7 @@ def test_the_harness_fills_constant_memory_on_the_emulator(tmp_path, declared, p
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from grader.backends.emu import EmuDevice
     from grader.compile import compile_source
-    from grader.launch import launch_kernel
+    from grader.run.child.launch import launch_kernel
 
     source = KERNEL.replace("taps[5]", declared, 1)
     if declared != "taps[5]":

@@ -74,7 +74,7 @@ def _repeat(compare_mode, launches):
     from types import SimpleNamespace
 
     from grader.checks.race import _repeat_problems
-    from grader.tasks import TaskResult
+    from grader.run.tasks import TaskResult
 
     raw = copy.deepcopy(VALID)
     raw["checks"]["race"]["compare"] = compare_mode

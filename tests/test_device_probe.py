@@ -1,8 +1,8 @@
 """The GPU probe: a parent's answer handed down in KERNEL_GRADER_GPU, else a child asks the driver."""
 from __future__ import annotations
 
-from grader import device_probe
-from grader.device_probe import PRESET_VARIABLE, GpuInfo
+from grader.run.parent import device_probe
+from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
 
 
 def test_a_preset_answer_is_used_without_probing(monkeypatch):

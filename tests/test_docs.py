@@ -61,7 +61,7 @@ def test_the_format_guide_has_a_spec_example():
 def test_every_documented_spec_validates_and_adds_up(doc: Path, block: str):
     raw = tomllib.loads(block)
     if raw.get("kind") == "python":  # a Python exercise's contract (docs/python-exercises.md)
-        from grader import pyspec
+        from grader.pyexercise import spec as pyspec
 
         spec = pyspec.from_dict(raw, source=str(doc))
     else:

@@ -1,4 +1,4 @@
-"""grader.fork_server and the emulator batch's warm slots: the same results JSON as fresh children,
+"""grader.run.parent.fork_server and the emulator batch's warm slots: the same results JSON as fresh children,
 the same isolation (time limit, exit status, output, rlimits), and a hang or a crash in the middle of
 one slot's queue charged only to itself."""
 from __future__ import annotations
@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, fork_server
+from grader.staff import batch
+from grader.run.parent import fork_server
 from grader.exercise import load
-from grader.fork_server import VARIABLE, ForkServer
-from grader.isolated import grade_in_child
-from grader.sandbox import ResourceLimits, python_argv, run_child, start_child
+from grader.run.parent.fork_server import VARIABLE, ForkServer
+from grader.run.parent.isolated import grade_in_child
+from grader.run.parent.sandbox import ResourceLimits, python_argv, run_child, start_child
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "level2"
@@ -58,11 +59,11 @@ def forked_env(server: ForkServer) -> dict[str, str]:
 
 # --------------------------------------------------------------------------------------------- the server
 def test_only_the_graders_own_python_children_are_forked():
-    assert fork_server.forkable(python_argv("grader.runner", "job.json")) == "grader.runner"
+    assert fork_server.forkable(python_argv("grader.run.child.runner", "job.json")) == "grader.run.child.runner"
     assert fork_server.forkable(python_argv("pytest", "-q")) == "pytest"
-    assert fork_server.forkable(python_argv("grader.pysandbox")) is None  # a student's Python module runs there
-    assert fork_server.forkable(["ncu", "--csv", *python_argv("grader.runner", "job.json")]) is None
-    assert fork_server.forkable(["/usr/bin/python3", "-m", "grader.runner"]) in (None, "grader.runner")
+    assert fork_server.forkable(python_argv("grader.pyexercise.sandbox")) is None  # a student's Python module runs there
+    assert fork_server.forkable(["ncu", "--csv", *python_argv("grader.run.child.runner", "job.json")]) is None
+    assert fork_server.forkable(["/usr/bin/python3", "-m", "grader.run.child.runner"]) in (None, "grader.run.child.runner")
 
 
 def test_a_forked_child_has_its_argv_cwd_environment_output_and_exit_status(server, tmp_path):
@@ -84,7 +85,7 @@ def test_a_forked_child_has_its_argv_cwd_environment_output_and_exit_status(serv
 
 def test_a_forked_child_that_hangs_is_killed_at_its_limit_and_one_killed_by_a_signal_says_so(server, tmp_path):
     # A runner started early waits for its job file; with none coming it hangs until its limit.
-    argv = python_argv("grader.runner", str(tmp_path / "job.json"), "--prestart", "emu", "pool", str(EXERCISE), "600")
+    argv = python_argv("grader.run.child.runner", str(tmp_path / "job.json"), "--prestart", "emu", "pool", str(EXERCISE), "600")
     start = time.monotonic()
     run = run_child(argv, timeout=2, env=forked_env(server), cwd=str(tmp_path))
     assert run.timed_out and time.monotonic() - start < 10
@@ -97,7 +98,7 @@ def test_a_forked_child_that_hangs_is_killed_at_its_limit_and_one_killed_by_a_si
 
 
 def test_a_forked_childs_crash_reads_as_a_fresh_one(server, tmp_path):
-    argv = python_argv("grader.runner", str(tmp_path / "missing.json"))
+    argv = python_argv("grader.run.child.runner", str(tmp_path / "missing.json"))
     plain = run_child(argv, timeout=60, cwd=str(tmp_path))
     forked = run_child(argv, timeout=60, env=forked_env(server), cwd=str(tmp_path))
     assert forked.returncode == plain.returncode == 1
@@ -220,7 +221,7 @@ def test_a_server_killed_during_a_grading_costs_the_student_nothing(tmp_path, mo
     the submission is graded again the ordinary way, to the results a fresh grading gives."""
     import threading
 
-    from grader.isolated import kill_tagged
+    from grader.run.parent.isolated import kill_tagged
     from test_batch import batch_tag
 
     real = batch.grade_in_child
@@ -274,7 +275,7 @@ def test_a_gpu_hosts_server_preloads_cupy_without_initialising_cuda(tmp_path):
 
 
 def test_warm_slots_serve_the_gpu_backend_too():
-    from grader.batch import LocalExecutor
+    from grader.staff.batch import LocalExecutor
 
     assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=True).warm is sys.platform.startswith("linux")
     assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=False).warm is False

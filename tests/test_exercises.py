@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.validate import read_expectation, validate
+from grader.staff.validate import read_expectation, validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml"))
@@ -39,8 +39,8 @@ def test_reference_is_correct_on_the_emulator_at_one_size(exercise, tmp_path):
     from grader.backends.emu import EmuDevice
     from grader.compile import compile_source
     from grader.exercise import Harness, load
-    from grader.launch import launch_kernel
-    from grader.runner import compare
+    from grader.run.child.launch import launch_kernel
+    from grader.run.child.runner import compare
 
     ex = load(ROOT / "exercises" / exercise)
     if ex.kind == "python":

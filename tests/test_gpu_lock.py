@@ -6,7 +6,7 @@ import threading
 from pathlib import Path
 import time
 
-from grader.gpu_lock import GpuLock, for_gpu
+from grader.run.gpu_lock import GpuLock, for_gpu
 
 
 def _in_thread(fn) -> threading.Event:

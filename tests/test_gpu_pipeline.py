@@ -13,15 +13,15 @@ from grader import api
 from grader.checks import REGISTRY, Context
 from grader.checks.counters import NCU_STAGE
 from grader.exercise import load
-from grader.stages import Runner, StageRun
-from grader.tasks import Task, TaskResult
+from grader.run.parent.supervisor import TaskSupervisor, StageRun
+from grader.run.tasks import Task, TaskResult
 from grader import tools
 from grader.tools import Tools
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class FakeRunner(Runner):
+class FakeRunner(TaskSupervisor):
     """Records every batch it is asked to run and answers with canned results."""
 
     def __init__(self, workdir: Path, answer):
@@ -238,7 +238,7 @@ def test_runner_skips_timing_after_a_failed_required_launch(tmp_path):
     compiled = compile_source((ROOT / "exercises" / "level2" / "skeleton.cu").read_text(), "skeleton.cu")
     ptx = tmp_path / "skeleton.ptx"
     ptx.write_text(compiled.ptx)
-    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(ptx)}},
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(ptx)}},
                     limits=exercise.spec.limits, env=api.child_env(tmp_path))
     go = tmp_path / "go"
     tasks = [Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,)),
@@ -259,7 +259,7 @@ def test_parent_skips_timing_whose_prerequisite_crashed_an_earlier_child(tmp_pat
     """A child that dies on a launch is restarted for the rest; timing that needed that launch is
     skipped by the parent, which alone knows what the dead child did."""
     exercise = load(ROOT / "exercises" / "level2")
-    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(tmp_path / "missing.ptx")}},
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": str(tmp_path / "missing.ptx")}},
                     limits=exercise.spec.limits, env=api.child_env(tmp_path))
     tasks = [Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,)),
              Task(id="time:submission", kind="time", backend="emu", sizes={"N": 17}, requires=("correctness:0",))]
@@ -288,8 +288,8 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
     the next task must run in a fresh child, not be reported as crashed."""
     import sys
 
-    from grader import stages
-    from grader.tasks import EXIT_FATAL
+    from grader.run.parent import supervisor as stages
+    from grader.run.tasks import EXIT_FATAL
 
     script = tmp_path / "fake_runner.py"
     script.write_text(
@@ -303,7 +303,7 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
         f"sys.exit({EXIT_FATAL} if first['id'] == 'correctness:0' else 0)\n")
     monkeypatch.setattr(stages, "python_argv", lambda module, *args: [sys.executable, str(script), *args])
     exercise = load(ROOT / "exercises" / "level2")
-    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={}, limits=exercise.spec.limits)
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules={}, limits=exercise.spec.limits)
     tasks = [Task(id="correctness:0", kind="run", backend="gpu"), Task(id="correctness:1", kind="run", backend="gpu")]
     stage = runner.run(tasks, backend="gpu")
     assert stage.results["correctness:0"].status == "error"
@@ -318,7 +318,7 @@ def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monke
     grading this way). A timing holds the GPU alone, and lets go before the next task."""
     from contextlib import contextmanager
 
-    from grader import runner
+    from grader.run.child import runner
 
     calls: list[str] = []
     go = tmp_path / "go"
@@ -383,7 +383,7 @@ def test_in_a_batch_ncu_starts_only_for_a_kernel_past_the_gate_and_falls_back_al
     profiler the grading runs ncu itself and gets the lone verdict."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from grader import profile_spool
+    from grader.run.parent import profile_spool
     from grader.checks.base import CorrectnessSummary
     from grader.checks.counters import ncu_prestart
 
@@ -407,7 +407,7 @@ def test_in_a_batch_ncu_starts_only_for_a_kernel_past_the_gate_and_falls_back_al
 def test_in_a_batch_the_profilers_answer_is_the_counts(tmp_path, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
-    from grader import profile_spool
+    from grader.run.parent import profile_spool
     from grader.checks.base import CorrectnessSummary
     from grader.checks.counters import ncu_request
 
@@ -432,7 +432,7 @@ def test_in_a_batch_the_profilers_answer_is_the_counts(tmp_path, monkeypatch):
                 return
             time.sleep(0.01)
 
-    from grader import stages
+    from grader.run.parent import supervisor as stages
 
     server = threading.Thread(target=serve)
     server.start()

@@ -1,4 +1,4 @@
-"""grader.gradescope: the autograder zip, run in a simulated /autograder tree, always writes a valid results.json."""
+"""grader.staff.gradescope: the autograder zip, run in a simulated /autograder tree, always writes a valid results.json."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import gradescope
+from grader.staff import gradescope
 from grader.cli import main
 from grader.results import validate
 
@@ -54,7 +54,7 @@ def test_zip_layout(bundle):
         modes = {i.filename: i.external_attr >> 16 for i in zf.infolist()}
         readme = zf.read("README.md").decode()
         config = json.loads(zf.read("bundle.json"))
-    for required in ("setup.sh", "run_autograder", "README.md", "kernel-grader/pyproject.toml", "kernel-grader/grader/cli.py",
+    for required in ("setup.sh", "run_autograder", "README.md", "kernel-grader/pyproject.toml", "kernel-grader/grader/cli/commands.py",
                      "kernel-grader/grader/schemas/results.schema.json", "exercises/level2/spec.toml",
                      "exercises/level2/harness.py", "exercises/level2/tests/test_hidden.py", "reference/level2/solution.cu",
                      "kernel-grader/grader/include/cstdio", "kernel-grader/grader/include/cuda_runtime.h"):
@@ -139,7 +139,7 @@ def test_the_smoke_test_passes_only_with_full_marks(bundle, tmp_path):
         zf.extractall(tmp_path / "bad")
     solution = tmp_path / "bad" / "reference" / "level2" / "solution.cu"
     solution.write_text(solution.read_text().replace("acc +=", "acc -=", 1).replace("fmaf(", "-fmaf(", 1))
-    proc = subprocess.run([sys.executable, "-m", "grader.gradescope", "--smoke-test", str(tmp_path / "bad" / "bundle.json")],
+    proc = subprocess.run([sys.executable, "-m", "grader.staff.gradescope", "--smoke-test", str(tmp_path / "bad" / "bundle.json")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1 and "Correctness" in proc.stderr, proc.stderr
 

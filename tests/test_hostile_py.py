@@ -19,8 +19,8 @@ import pytest
 
 from grader import api, results
 from grader.exercise import load
-from grader.pysandbox import namespaces_available
-from grader.pystudent import hidden_material_in
+from grader.pyexercise.sandbox import namespaces_available
+from grader.pyexercise.student_bundle import hidden_material_in
 from grader.spec import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ def graded(request, tmp_path_factory) -> dict[str, tuple[dict, float]]:
     machine has them, and as on a machine without (the folder and the audit hook alone)."""
     import os
 
-    from grader.pysandbox import NO_NAMESPACES_VARIABLE
+    from grader.pyexercise.sandbox import NO_NAMESPACES_VARIABLE
 
     if request.param == "no-namespaces":
         os.environ[NO_NAMESPACES_VARIABLE] = "1"  # children (the hidden tests' pytest) inherit it

@@ -1,4 +1,4 @@
-"""grader.launch_budget: a hang is stopped at a multiple of the reference's own cost at that size, and a
+"""grader.run.child.launch_budget: a hang is stopped at a multiple of the reference's own cost at that size, and a
 slow kernel that finishes is never cut short; on the emulator here, on the GPU where one is visible."""
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from grader import api
 from grader.backends.base import LaunchOutcome
 from grader.compile import compile_source
 from grader.exercise import Harness, load
-from grader.launch_budget import STEP_FLOOR, STEP_SLACK, Budget, Budgets
-from grader.stages import Runner
-from grader.tasks import Task
+from grader.run.child.launch_budget import STEP_FLOOR, STEP_SLACK, Budget, Budgets
+from grader.run.parent.supervisor import TaskSupervisor
+from grader.run.tasks import Task
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL2 = ROOT / "exercises" / "level2"
@@ -28,7 +28,7 @@ def _modules(tmp_path: Path, sources: dict[str, Path], backend: str) -> dict[str
     """label -> artifact (PTX for the emulator, CUBIN for the GPU) of each source."""
     arch = "sm_90"
     if backend == "gpu":
-        from grader.device_probe import probe
+        from grader.run.parent.device_probe import probe
 
         arch = probe().arch
     out = {}
@@ -47,7 +47,7 @@ def _modules(tmp_path: Path, sources: dict[str, Path], backend: str) -> dict[str
 def _stage(tmp_path: Path, submission: Path, backend: str, sizes: list[dict[str, int]], ids: list[str] | None = None):
     exercise = load(LEVEL2)
     modules = _modules(tmp_path, {"submission": submission, "reference": REFERENCE}, backend)
-    runner = Runner(exercise_root=exercise.root, workdir=tmp_path, modules={backend: modules}, limits=exercise.spec.limits,
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules={backend: modules}, limits=exercise.spec.limits,
                     env=api.child_env(tmp_path))
     ids = ids or [f"correctness:{i}" for i in range(len(sizes))]
     tasks = [Task(id=task_id, kind="run", backend=backend, sizes=s, seeds=(1,)) for task_id, s in zip(ids, sizes)]

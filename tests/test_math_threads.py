@@ -1,7 +1,8 @@
-"""BLAS thread caps for a grading's children (grader.math_threads)."""
+"""BLAS thread caps for a grading's children (grader.run.parent.math_threads)."""
 from __future__ import annotations
 
-from grader import api, math_threads
+from grader import api
+from grader.run.parent import math_threads
 
 
 def _clear(monkeypatch):

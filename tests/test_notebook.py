@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import api, batch, gradescope
+from grader import api
+from grader.staff import batch, gradescope
 from grader import notebook as nb
 from grader import profile as profile_module
 from grader import submission as submission_module
@@ -312,7 +313,7 @@ def test_graded_source_is_what_was_graded_never_the_json(tmp_path):
 
 
 def test_a_stopped_grading_reports_the_same_hash_as_a_finished_one(tmp_path):
-    from grader.isolated import _sha256
+    from grader.run.parent.isolated import _sha256
 
     path = write(tmp_path, colab(cell("%%writefile submission.cu\n" + SOLUTION)))
     sub, _, _ = nb.read_checked(path, Limits())

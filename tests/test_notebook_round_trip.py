@@ -16,7 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader import api, batch, gradescope, student
+from grader import api
+from grader.staff import batch, gradescope, student_bundle as student
 from grader.results import validate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -65,7 +65,7 @@ def test_every_new_type_runs_through_the_emulator_backend(tmp_path):
     pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
     from grader.backends.emu import EmuDevice
     from grader.compile import compile_source
-    from grader.launch import launch_kernel
+    from grader.run.child.launch import launch_kernel
 
     compiled = compile_source(KERNEL, "k.cu", "sm_90")
     if not compiled.ok and "cuda_fp16.h" in compiled.log:
@@ -113,7 +113,7 @@ def test_bfloat16_values_in_the_harness_bits_on_the_device(tmp_path):
     from grader.backends.base import untouched
     from grader.backends.emu import EmuDevice
     from grader.compile import compile_source
-    from grader.launch import launch_kernel
+    from grader.run.child.launch import launch_kernel
 
     values = np.array([1.0, 1.00390625, 1.01171875, -3.3e38, np.nan], dtype=np.float32)
     assert bfloat16.to_bits(values).tolist() == [0x3F80, 0x3F80, 0x3F82, 0xFF78, 0x7FFF]  # ties to even; -3.3e38 is 0xFF7843B0

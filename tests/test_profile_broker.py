@@ -1,4 +1,4 @@
-"""A batch's profiler (grader.profile_broker, grader.profile_spool), tested without a GPU: a fake ncu
+"""A batch's profiler (grader.run.parent.profile_broker, grader.run.parent.profile_spool), tested without a GPU: a fake ncu
 runs the wrapped command and writes one CSV row per launch that a fake runner reports; each module
 file says how its launches behave (counts, a failed launch, a crash, a hang)."""
 from __future__ import annotations
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import profile_spool, stages
+from grader.run.parent import profile_spool, supervisor as stages
 from grader.checks.counters import NcuRequest, counts_from, profile_alone
 from grader.exercise import load
-from grader.profile_broker import ProfileBroker, attribute, start_brokers
-from grader.stages import Runner
-from grader.tasks import Task, TaskResult
+from grader.run.parent.profile_broker import ProfileBroker, attribute, start_brokers
+from grader.run.parent.supervisor import TaskSupervisor
+from grader.run.tasks import Task, TaskResult
 from grader.tools import NcuRows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,7 +89,7 @@ for one in job.get("jobs", [job]):
 
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
-    """A fake ncu (its calls logged), the fake runner in place of grader.runner, and level2 with a 3 s run limit."""
+    """A fake ncu (its calls logged), the fake runner in place of grader.run.child.runner, and level2 with a 3 s run limit."""
     ncu = tmp_path / "ncu"
     ncu.write_text(f"#!{sys.executable}\n" + FAKE_NCU)
     ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
@@ -122,7 +122,7 @@ def _alone(fake, request: NcuRequest, name: str):
     """What a lone grading's own ncu run computes for the request."""
     work = fake["tmp"] / f"alone-{name}"
     work.mkdir()
-    runner = Runner(exercise_root=fake["exercise"], workdir=work, modules={"gpu": dict(request.modules)},
+    runner = TaskSupervisor(exercise_root=fake["exercise"], workdir=work, modules={"gpu": dict(request.modules)},
                     limits=load(fake["exercise"]).spec.limits, env=fake["env"])
     return profile_alone(runner, request, fake["ncu"])
 
@@ -257,7 +257,7 @@ def test_attribution_keeps_what_the_rows_can_be_told_apart_for():
 def test_the_runner_runs_a_job_of_several_jobs_in_order_each_into_its_own_results(tmp_path, monkeypatch):
     from contextlib import contextmanager
 
-    from grader import runner
+    from grader.run.child import runner
 
     order: list[str] = []
 
@@ -309,7 +309,7 @@ def test_a_batch_has_a_profiler_per_gpu_that_profiles_on_its_own_gpu(fake):
 
 
 def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch):
-    from grader import batch
+    from grader.staff import batch
     from grader.tools import Tools
 
     exercise = load(ROOT / "exercises" / "level2")  # with its reference solution
@@ -329,7 +329,7 @@ def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch
 def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):
     """At the end of a batch (or on Ctrl-C) a group still in flight has nobody to answer: it is killed,
     not waited for (here a hang that the 30 s run limit would otherwise end)."""
-    from grader.isolated import TAG_VARIABLE, kill_tagged
+    from grader.run.parent.isolated import TAG_VARIABLE, kill_tagged
 
     spec = fake["exercise"] / "spec.toml"
     spec.write_text(spec.read_text().replace("run_seconds = 3", "run_seconds = 30"))

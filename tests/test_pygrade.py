@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader import api, pyvalues
+from grader import api
+from grader.pyexercise import values as pyvalues
 from grader.exercise import load
-from grader.pygrade import hide_paths, public_material, sync
-from grader.pysandbox import Worker, namespaces_available
+from grader.pyexercise.grade import hide_paths, public_material, sync
+from grader.pyexercise.sandbox import Worker, namespaces_available
 from grader.results import to_json, validate
 from grader.spec import Limits
 from grader.ungraded import ungraded_document
@@ -162,7 +163,7 @@ def test_ungraded_document_for_a_python_exercise_is_schema_valid():
 
 def test_lesson_has_two_wrong_files_per_function_and_awkward_hidden_inputs():
     spec = load(LESSON).spec
-    from grader.validate import read_expectation
+    from grader.staff.validate import read_expectation
 
     named = [read_expectation(p).expect for p in (REFERENCE / "wrong").glob("*.py")]
     assert all(named.count(fn) >= 2 for fn in spec.names), named
@@ -203,7 +204,7 @@ def test_namespaces_alone_hide_the_exercise_the_grader_and_the_network():
         # Nothing of the temp folder shows but the way to the child's own Python, where that is there.
         import tempfile
 
-        from grader.pysandbox import interpreter_folders
+        from grader.pyexercise.sandbox import interpreter_folders
 
         temp = Path(tempfile.gettempdir()).resolve()
         way = {k.relative_to(temp).parts[0] for k in interpreter_folders() if temp in k.parents}
@@ -219,7 +220,7 @@ def test_batch_and_gradescope_grade_python_submissions(tmp_path):
     import sys
     import zipfile
 
-    from grader import batch, gradescope
+    from grader.staff import batch, gradescope
 
     subs = tmp_path / "subs"
     subs.mkdir()
@@ -278,7 +279,7 @@ def test_the_childs_own_python_is_never_hidden(tmp_path):
     import shutil
     import subprocess
 
-    from grader.pysandbox import INSIDE, mask_script, namespaces_available
+    from grader.pyexercise.sandbox import INSIDE, mask_script, namespaces_available
 
     if not namespaces_available():
         pytest.skip("no user and mount namespaces here")

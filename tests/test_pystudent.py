@@ -7,7 +7,9 @@ from pathlib import Path
 import nbformat
 from click.testing import CliRunner
 
-from grader import api, pystudent, student
+from grader import api
+from grader.pyexercise import student_bundle as pystudent
+from grader.staff import student_bundle as student
 from grader.cli import main
 from grader.exercise import load
 

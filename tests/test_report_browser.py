@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import batch
+from grader.staff import batch
 from grader.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent

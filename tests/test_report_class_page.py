@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, results
+from grader.staff import batch
+from grader import results
 from grader import exercise as exercise_module
 from grader.report import class_page, plots
 

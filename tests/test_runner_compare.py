@@ -1,4 +1,4 @@
-"""The child's comparison with the reference (grader.runner.compare) on outputs an exact spec rejects."""
+"""The child's comparison with the reference (grader.run.child.runner.compare) on outputs an exact spec rejects."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.exercise import load
-from grader.runner import compare
+from grader.run.child.runner import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 import sys
 import time
 
-from grader.sandbox import run_child
+from grader.run.parent.sandbox import run_child
 
 
 def test_a_hanging_child_is_killed_at_the_deadline():

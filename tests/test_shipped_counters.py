@@ -5,7 +5,8 @@ import json
 import re
 from pathlib import Path
 
-from grader import api, shipped_counters, student
+from grader import api, shipped_counters
+from grader.staff import student_bundle as student
 from grader.exercise import load
 
 ROOT = Path(__file__).resolve().parent.parent

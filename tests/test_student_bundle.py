@@ -1,4 +1,4 @@
-"""grader.student: the student bundle validates, grades, and carries nothing hidden (checked by content)."""
+"""grader.staff.student_bundle: the student bundle validates, grades, and carries nothing hidden (checked by content)."""
 from __future__ import annotations
 
 import re
@@ -10,7 +10,8 @@ import nbformat
 import pytest
 from click.testing import CliRunner
 
-from grader import api, student
+from grader import api
+from grader.staff import student_bundle as student
 from grader.cli import main
 from grader.exercise import load
 

@@ -1,6 +1,6 @@
 """Where a kernel runs: the GPU through CuPy, or the PTX emulator. Both give the runner one interface.
 
-These modules run inside the child process (grader.runner), never in the grading parent.
+These modules run inside the child process (grader.run.child.runner), never in the grading parent.
 """
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ class EmuDevice:
         except RecursionError:
             return LaunchOutcome(error="the emulator cannot run this kernel: it nests too deeply (recursion?)",
                                  findings={"status": "unsupported"})
-        self.last_steps = int(report.steps)  # the launch's cost, for grader.launch_budget
+        self.last_steps = int(report.steps)  # the launch's cost, for grader.run.child.launch_budget
         findings = findings_dict(report)
         if report.status != "ok":
             base = _STATUS_MESSAGES.get(report.status, report.status).format(steps=getattr(report, "steps", 0))

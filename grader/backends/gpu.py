@@ -8,7 +8,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .. import gpu_lock
+from ..run import gpu_lock
 from .base import CANARY_BITS, GUARD_ELEMENTS, Buffer, LaunchOutcome, poison_fill
 
 # CUDA errors after which the context cannot be used again: the child must report and exit. The
@@ -114,7 +114,7 @@ class GpuDevice:
                seconds: float | None = None) -> LaunchOutcome:
         """Launch and wait for the kernel; with `seconds`, wait no longer than that. A kernel still running
         then is reported as a time-limit outcome, fatal: it keeps its CUDA context busy, so the process
-        must exit (grader.runner does) for the driver to stop it."""
+        must exit (grader.run.child.runner does) for the driver to stop it."""
         cp = self.cp
         try:
             kernel(tuple(grid), tuple(block), tuple(args), shared_mem=shared)

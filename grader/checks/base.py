@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 from ..exercise import Exercise
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec, Spec
-from ..stages import Runner
-from ..tasks import Task, TaskResult
+from ..run.parent.supervisor import TaskSupervisor
+from ..run.tasks import Task, TaskResult
 from ..tools import Tools
 
 
@@ -44,7 +44,7 @@ class Context:
 
     exercise: Exercise
     backend: str
-    runner: Runner
+    runner: TaskSupervisor
     seed: int
     tools: Tools
     source_name: str

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..tasks import Task
+from ..run.tasks import Task
 from .base import Context, CorrectnessSummary, emu_launches, failed_task_text, sizes_text, verdict
 from .race import NAME as RACE_NAME
 from .race import proven_race

@@ -8,10 +8,11 @@ from typing import Any, Mapping, Optional, Sequence
 
 from ..results import TestResult
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
-from ..stages import Prestarted, Runner
-from ..tasks import Task, TaskResult
+from ..run.parent.supervisor import Prestarted, TaskSupervisor
+from ..run.tasks import Task, TaskResult
 from ..tools import NcuRows, Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
-from .. import profile_spool, shipped_counters
+from ..run.parent import profile_spool
+from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids
@@ -188,10 +189,10 @@ def ncu_metrics(spec: Spec) -> list[str]:
     return list(dict.fromkeys(m for c, conf in checks.items() for m in compared(c, conf) + MEASURES[c].reported))
 
 
-def ncu_prestart(spec: Spec, runner: Runner, tools: Tools, wait: float) -> Prestarted | None:
+def ncu_prestart(spec: Spec, runner: TaskSupervisor, tools: Tools, wait: float) -> Prestarted | None:
     """Start the ncu child while the submission compiles (ncu's own start-up takes seconds); it
     waits `wait` seconds for the compile, and then has its run limit. None in a batch, whose
-    profiler (grader.profile_broker) runs ncu for many gradings at once."""
+    profiler (grader.run.parent.profile_broker) runs ncu for many gradings at once."""
     metrics = ncu_metrics(spec)
     if not (metrics and tools.ncu) or profile_spool.spool_folder() is not None:
         return None
@@ -257,7 +258,7 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
                          stop=ctx.stop_event(NCU_STAGE))
 
 
-def profile_alone(runner: Runner, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
+def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
                   stop: threading.Event | None = None) -> NcuCounts:
     """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request;
     setting `stop` kills it (its counts are no longer needed)."""

@@ -5,7 +5,7 @@ from typing import Any, Mapping, Sequence
 
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec
-from ..tasks import Task
+from ..run.tasks import Task
 from ..tools import SANITIZER_EXIT, parse_sanitizer, sanitizer_wrapper
 from .base import Context, emu_launches, sizes_text, verdict
 

@@ -8,10 +8,10 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..exercise import Exercise
-from ..sandbox import StartedChild, python_argv, start_child
+from ..run.parent.sandbox import StartedChild, python_argv, start_child
 from ..spec import CheckSpec, Limits
-from ..stages import Runner, child_limits, write_atomically
-from ..tasks import Task
+from ..run.parent.supervisor import TaskSupervisor, child_limits, write_atomically
+from ..run.tasks import Task
 from .base import Context, gate, not_run, verdict
 
 NAME = "Hidden tests"
@@ -23,7 +23,7 @@ def test_files(exercise_root: Path) -> list[Path]:
 
 
 STAGE = "hidden tests"
-JOB_VARIABLE = "KERNEL_GRADER_HIDDEN_JOB"  # the job file grader.hidden_tests (the pytest plugin) reads
+JOB_VARIABLE = "KERNEL_GRADER_HIDDEN_JOB"  # the job file grader.run.child.hidden_tests (the pytest plugin) reads
 EARLY_VARIABLE = "KERNEL_GRADER_HIDDEN_EARLY"  # "BACKEND SECONDS": started early; open BACKEND, wait for the job
 
 
@@ -86,11 +86,11 @@ def _job_path(workdir: Path) -> Path:
 
 
 def _write_job(ctx: Context) -> Path:
-    """The job file the hidden-tests plugin reads (grader.hidden_tests); a child started early waits for it."""
+    """The job file the hidden-tests plugin reads (grader.run.child.hidden_tests); a child started early waits for it."""
     workdir = ctx.runner.workdir
     module = ctx.runner.modules[ctx.backend]["submission"]
     job = _job_path(workdir)
-    # The reference's module: each launch's limit comes from its cost at that size (grader.launch_budget).
+    # The reference's module: each launch's limit comes from its cost at that size (grader.run.child.launch_budget).
     reference = ctx.runner.modules[ctx.backend].get("reference")
     write_atomically(job, json.dumps({"exercise": str(ctx.exercise.root), "backend": ctx.backend, "module": module,
                                       "results": str(workdir / "hidden-results.jsonl"), "step_limit": ctx.spec.limits.step_limit,
@@ -98,7 +98,7 @@ def _write_job(ctx: Context) -> Path:
     return job
 
 
-def _start(runner: Runner, exercise_root: Path, limits: Limits, backend: str, early: str | None = None) -> StartedChild:
+def _start(runner: TaskSupervisor, exercise_root: Path, limits: Limits, backend: str, early: str | None = None) -> StartedChild:
     """Start pytest on the hidden test files. Third-party pytest plugins installed on the machine are
     not loaded: the plugin named here is the only one hidden tests need, and another could change
     what a test reports."""
@@ -107,7 +107,7 @@ def _start(runner: Runner, exercise_root: Path, limits: Limits, backend: str, ea
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     if early:
         env[EARLY_VARIABLE] = early
-    argv = python_argv("pytest", "-q", "-p", "grader.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
+    argv = python_argv("pytest", "-q", "-p", "grader.run.child.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
                        *map(str, test_files(exercise_root)))
     # The same rlimits as the launch child's: the tests run the kernel (on the emulator, its memory
     # cap too), so a kernel that allocates without bound stops here as it does there.
@@ -116,7 +116,7 @@ def _start(runner: Runner, exercise_root: Path, limits: Limits, backend: str, ea
                        limits=child_limits(limits, wait + limits.run_seconds, backend))
 
 
-def hidden_prestart(exercise: Exercise, backend: str, runner: Runner, wait: float) -> StartedChild | None:
+def hidden_prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, wait: float) -> StartedChild | None:
     """Start the hidden tests' child while the submission compiles: pytest, the imports and the
     device are ready by the time the job file appears (at most `wait` seconds later)."""
     if not (exercise.spec.hidden_tests and test_files(exercise.root) and pytest_available()):

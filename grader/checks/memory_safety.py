@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..tasks import Task
+from ..run.tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
 from .by_line import memory_findings
 from .findings import bullet, emu_findings_task, memory_messages, sanitizer_messages, start_sanitizers, unfinished_verdict

@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..tasks import Task
+from ..run.tasks import Task
 from .base import Context, gate, not_run, sizes_text, verdict
 from .correctness import task_ids as correctness_task_ids
 

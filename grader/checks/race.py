@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..tasks import Task
+from ..run.tasks import Task
 from .base import Context, failed_task_text, gate, sizes_text, verdict
 from .by_line import launch_per_line, race_findings
 from .findings import (bullet, emu_findings_task, emu_problems, gpu_stands_in, memory_messages, race_messages,

@@ -80,7 +80,7 @@ def test_global_and_atomic_counts_match_ncu(exercise, name, key, tmp_path):
     from grader.backends.emu import EmuDevice
     from grader.compile import compile_source
     from grader.exercise import Harness, load
-    from grader.launch import launch_kernel
+    from grader.run.child.launch import launch_kernel
 
     golden = json.loads((ROOT / "tests" / "data" / f"ncu_{exercise}.json").read_text())["files"][name][key]
     if golden.get("error"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from grader.api import grade
-from grader.validate import validate
+from grader.staff.validate import validate
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

@@ -39,11 +39,11 @@ def test_wrong_submission_fails_its_category(path):
 
 
 def test_a_batch_profiles_in_groups_and_each_submission_gets_its_lone_counts(tmp_path):
-    """`grade batch` profiles many submissions per ncu run (grader.profile_broker): every counter
+    """`grade batch` profiles many submissions per ncu run (grader.run.parent.profile_broker): every counter
     verdict, down to the counts, is the one the same file gets graded alone with the same seed."""
     import json
 
-    from grader import batch
+    from grader.staff import batch
     from grader.results import to_json
 
     files = [ROOT / "reference/level2/solution.cu"] + [p for p in WRONG if p.stem in ("no_tiling", "unguarded_loads")]

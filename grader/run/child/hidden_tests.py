@@ -1,0 +1,150 @@
+"""Hidden pytest tests shipped with an exercise (`exercises/<id>/tests/test_*.py`).
+
+Course staff write ordinary pytest functions against three fixtures the grader provides:
+
+    def test_identity_gives_b(launch, make_inputs):
+        inputs = make_inputs({"N": 40})
+        inputs["A"] = np.eye(40, dtype=np.float32)
+        out = launch({"N": 40}, inputs)          # runs the student's kernel on this backend
+        assert out.error is None, out.error
+        np.testing.assert_array_equal(out["C"], inputs["B"].ravel())
+
+`launch(sizes, inputs)` returns a KernelRun (outputs by parameter name, `.error`), `make_inputs`
+gives the harness's random inputs, `backend` names the backend ("gpu" or "emu"). The tests run in a
+child process beside the other launches: `python -m pytest -p grader.run.child.hidden_tests EXERCISE/tests`,
+with the job described by the KERNEL_GRADER_HIDDEN_JOB environment variable.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pytest
+
+from ...checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
+from .launch_budget import Budgets
+from ..parent.supervisor import wait_for_file
+
+_EARLY: dict[str, Any] = {}  # the device opened before the job existed
+
+
+def pytest_configure(config) -> None:
+    """Started while the submission compiles: open the device now, idle until the job comes."""
+    early = os.environ.get(EARLY_VARIABLE)
+    if early and "device" not in _EARLY:
+        from ...backends import open_device
+
+        _EARLY["device"] = open_device(early.split()[0])  # no share of the GPU until a launch
+
+
+def _read_job() -> Mapping[str, Any]:
+    """The job, waiting for it when this child was started before the submission compiled."""
+    path = Path(os.environ[JOB_VARIABLE])
+    early = os.environ.get(EARLY_VARIABLE)
+    if early:
+        wait_for_file(path, float(early.split()[1]))
+    return json.loads(path.read_text())
+
+
+class KernelRun(dict):
+    """Outputs of one launch by parameter name (flat arrays), plus `error` (None when it ran)."""
+
+    error: str | None = None
+
+
+class _Session:
+    def __init__(self, job: Mapping[str, Any]):
+        from ...backends import open_device
+        from ...exercise import Harness, load
+
+        self.job = job
+        self.exercise = load(Path(job["exercise"]))
+        self.harness = Harness(self.exercise)
+        self.device = _EARLY.pop("device", None) or open_device(job["backend"])
+        self.budgets = Budgets(self.exercise.spec, self.harness, job["backend"], job.get("reference"),
+                               step_limit=int(job["step_limit"]), device=self.device)
+        from .launch import load_chain
+
+        self.kernel = load_chain(self.device, job["module"], self.exercise.spec)
+        self.hung = ""  # set when a GPU kernel was left running: the device cannot be used again
+
+    def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
+        from .launch import launch_kernel
+
+        sizes = dict(sizes)
+        run = KernelRun()
+        if self.hung:
+            run.error = f"not run: an earlier launch ({self.hung}) did not finish"
+            return run
+        if inputs is None:
+            inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
+        budget = self.budgets.for_sizes(sizes)  # the reference's cost at this size, measured before this launch
+        with self.device.using():  # a share of the GPU per launch, as the runner holds one per task
+            done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
+                                 step_limit=budget.step_limit, seconds=budget.seconds)
+        outcome = budget.explain(done.outcome)
+        if outcome.findings.get("status") == "time-limit":
+            self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        run.update(done.contents)
+        run.error = outcome.error
+        return run
+
+
+_SESSION: list[_Session] = []
+
+
+@pytest.fixture(scope="session")
+def _grader_session() -> _Session:
+    _SESSION.append(_Session(_read_job()))
+    return _SESSION[0]
+
+
+def pytest_unconfigure(config) -> None:
+    """After a GPU kernel was left running, exit at once: the interpreter's own shutdown would wait for
+    it (every test's outcome is already in the results file)."""
+    if _SESSION and _SESSION[0].hung:
+        os._exit(1)  # pytest's "some tests failed"
+
+
+@pytest.fixture
+def launch(_grader_session: _Session):
+    """launch(sizes, inputs=None, seed=0) -> KernelRun: the student's kernel on this backend."""
+    return _grader_session.launch
+
+
+@pytest.fixture
+def make_inputs(_grader_session: _Session):
+    """make_inputs(sizes, seed=0) -> dict of the harness's inputs."""
+    return lambda sizes, seed=0: _grader_session.harness.make_inputs(dict(sizes), np.random.default_rng(seed))
+
+
+@pytest.fixture
+def backend(_grader_session: _Session) -> str:
+    return _grader_session.job["backend"]
+
+
+def outcome_record(report) -> dict[str, str] | None:
+    """What a hidden test's report says, for the results file (test, outcome, the failure's first
+    words), or None for a phase that is not its outcome (a passing setup, any teardown)."""
+    if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
+        return None
+    message = ""
+    if report.outcome != "passed":
+        crash = getattr(report.longrepr, "reprcrash", None)
+        message = crash.message if crash is not None else str(report.longrepr)[-500:]
+    return {"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Stream each test's outcome to the results file, so a hang or crash loses only that test."""
+    record = outcome_record(report)
+    path = os.environ.get(JOB_VARIABLE)
+    if record is None or not path:
+        return
+    results = json.loads(Path(path).read_text())["results"]
+    with open(results, "a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
+

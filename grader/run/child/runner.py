@@ -1,0 +1,259 @@
+"""The child-process side: execute tasks on a backend and stream one JSON line per finished task.
+
+Run as `python -m grader.run.child.runner JOB.json`. The parent (grader.run.parent.supervisor) starts it inside the
+sandbox, possibly wrapped by ncu or compute-sanitizer. Results go to the job's results file,
+never to stdout, which belongs to the student's printf.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from ... import expressions
+from ...backends import Device, open_device
+from ...backends.base import untouched
+from ...exercise import Exercise, Harness
+from ...exercise import load as load_exercise
+from .launch import launch_kernel, load_chain
+from .launch_budget import Budget, Budgets
+from ...spec import Spec
+from ..parent.supervisor import wait_for_file
+from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
+
+MAX_FIRST_BAD = 1
+
+
+def main(argv: list[str]) -> int:
+    job_path = Path(argv[0])
+    exercise = device = None
+    if argv[1:2] == ["--prestart"]:
+        # Started while the submission compiles: pay for imports, the exercise and the device now,
+        # then wait for the job (giving up if it never comes: the parent went away).
+        backend, pool, root, wait = argv[2:6]
+        exercise = load_exercise(Path(root))
+        device = open_device(backend, pool=pool == "pool")  # holds no share of the GPU until a task runs
+        if not wait_for_file(job_path, float(wait)):
+            return 0
+    job = json.loads(job_path.read_text())
+    exercise = exercise or load_exercise(Path(job["exercise"]))
+    harness = Harness(exercise)
+    device = device or open_device(job["backend"], pool=job.get("pool", True))
+    ready = time.time()  # imports done, device open: the rest is the tasks' own time
+    if "jobs" in job:
+        return _run_jobs(job, exercise, harness, device, ready)
+    modules: Mapping[str, str] = job["modules"]
+    # Each submission launch's limit from the reference's cost at its size; only where the parent asks
+    # (not under ncu or a sanitizer, which would see or slow the reference's launches).
+    budgets = Budgets(exercise.spec, harness, job["backend"], modules.get("reference") if job.get("budget") else None,
+                      step_limit=int(job.get("step_limit", 200_000)), device=device)
+    finished: dict[str, TaskResult] = {}
+    with open(job["results"], "a", encoding="utf-8") as out:
+        for raw in job["tasks"]:
+            code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets)
+            if code is not None:
+                return code
+    return 0
+
+
+def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:
+    """Several gradings' jobs in one process (grade batch profiles many submissions per ncu run,
+    grader.run.parent.profile_broker): each job's tasks in order, each job's results in its own file, the jobs
+    one after another. Every buffer is zeroed before it is released, so no kernel of a later job can
+    find an earlier job's inputs, outputs or reference results in recycled device memory."""
+    release = getattr(device, "scrub", None)
+    for job in group["jobs"]:
+        modules: Mapping[str, str] = job["modules"]
+        budgets = Budgets(exercise.spec, harness, group["backend"], modules.get("reference") if group.get("budget") else None,
+                          step_limit=int(group.get("step_limit", 200_000)), device=device)
+        finished: dict[str, TaskResult] = {}
+        with open(job["results"], "a", encoding="utf-8") as out:
+            for raw in job["tasks"]:
+                code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets,
+                                 release=release)
+                if code is not None:
+                    return code
+    return 0
+
+
+def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: float, exercise: Exercise, harness: Harness,
+              device: Device, modules: Mapping[str, str], budgets: Budgets, release: Any = None) -> int | None:
+    """Run one task and append its result line; the exit status when the process must stop now, else None."""
+    started, waited = time.time(), 0.0
+    failed = unmet_requirements(task, finished)
+    if failed:
+        skipped = skipped_for(task, failed)
+        result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
+    else:
+        if task.after:
+            # Holding no share of the GPU (shares are per task): another grading's timing
+            # would otherwise wait on this idle process while this grading's ncu run waits
+            # on that timing.
+            wait_for_file(Path(task.after))
+        if task.kind == "time":
+            alone = device.take_exclusive()  # other gradings sharing this GPU finish first
+            waited = time.time() - started
+            try:
+                result, fatal = _execute(task, exercise, harness, device, modules, budgets)
+            finally:
+                device.leave()
+            if not alone:
+                result.setdefault("data", {})["shared_gpu"] = True
+        else:
+            with device.using():
+                waited = time.time() - started  # including any wait for another grading's timing
+                result, fatal = _execute(task, exercise, harness, device, modules, budgets, release)
+    # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
+    result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
+    line = json.dumps(result, allow_nan=False, default=_json_default)
+    finished[task.id] = TaskResult.from_json(json.loads(line))
+    out.write(line + "\n")
+    out.flush()
+    if fatal and result["status"] == "timeout":
+        # A GPU kernel still running: Python's own shutdown would wait for it. Exiting now lets
+        # the driver tear the context (and the kernel) down.
+        os._exit(EXIT_FATAL)
+    if fatal:
+        return EXIT_FATAL
+    return None
+
+
+def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets,
+             release: Any = None):
+    spec = exercise.spec
+    if task.kind == "time":
+        from .timing import time_task
+
+        return time_task(task, exercise, harness, device, modules), False
+    # The reference's cost at this size is measured before the submission's kernel is loaded or run.
+    budget = budgets.for_sizes(task.sizes) if task.module == "submission" else budgets.fixed()
+    kernel = load_chain(device, modules[task.module], spec)
+    launches = []
+    for seed in task.seeds:
+        earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None
+        if earlier is not None:
+            # It already ran out of its budget at this size (another check's launch): spending the
+            # budget again would only delay the verdict.
+            launches.append({**earlier, "seed": seed, "seconds": 0.0, "repeated": True})
+            break
+        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget, release)
+        launches.append(record)
+        if task.module == "submission" and outcome.findings.get("status") == "step-limit":
+            budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
+        if outcome.findings.get("status") == "time-limit":  # a GPU kernel still running: no further launch can
+            return {"id": task.id, "status": "timeout", "message": outcome.error, "launches": launches}, True
+        if outcome.fatal:
+            return {"id": task.id, "status": "error", "message": outcome.error, "launches": launches}, True
+        if outcome.findings.get("status") == "step-limit":
+            break  # an endless loop at this size: another launch would only spend the time budget again
+    status = "error" if any(r.get("error") for r in launches) else "ok"
+    return {"id": task.id, "status": status, "launches": launches}, False
+
+
+def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, budget: Budget,
+                 release: Any = None):
+    """One launch at one seed: its record and outcome. `release` frees its buffers (default: device.free)."""
+    sizes = dict(task.sizes)
+    rng = np.random.default_rng(seed)
+    inputs = harness.make_inputs(sizes, rng)
+    start = time.perf_counter()
+    launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
+    outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
+    record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": launched.grid, "block": launched.block}
+    if outcome.findings:
+        record["emu"] = outcome.findings
+    if outcome.error:
+        record["error"] = outcome.error
+        if outcome.fatal:
+            return record, outcome
+    damage = {name: d for name, buf in buffers.items() if (d := device.canary_damage(buf))}
+    if damage:
+        record["canary"] = damage
+    modified = [p.name for p in spec.kernel.buffers if p.role == "in" and not np.array_equal(outputs[p.name].view(np.uint8), np.ascontiguousarray(inputs[p.name]).ravel().view(np.uint8))]
+    if modified:
+        record["inputs_modified"] = modified
+    out_names = [p.name for p in spec.kernel.outputs]
+    record["digest"] = hashlib.sha256(b"".join(outputs[n].tobytes() for n in out_names)).hexdigest()
+    if task.compare and not outcome.error:
+        # The reference is computed only now, after the student's kernel has finished, and stays
+        # in host memory: no student code can ever read it.
+        expected, magnitude = _expected(harness, seed, sizes, inputs)
+        record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
+    (release or device.free)(list(buffers.values()))
+    return record, outcome
+
+
+_LAST_EXPECTED: dict[tuple, tuple] = {}
+
+
+def _size_key(task: Task) -> tuple:
+    return tuple(sorted(task.sizes.items()))
+
+
+def _expected(harness: Harness, seed: int, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]):
+    """The float64 reference and its error scale; repeated launches with the same seed and sizes (the
+    race check's) reuse the last one rather than redo a large float64 product each time."""
+    key = (seed, tuple(sorted(sizes.items())))
+    if key not in _LAST_EXPECTED:
+        _LAST_EXPECTED.clear()
+        expected = harness.reference(inputs, sizes)
+        _LAST_EXPECTED[key] = (expected, harness.magnitude(inputs, sizes, expected))
+    return _LAST_EXPECTED[key]
+
+
+def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
+            magnitude: Mapping[str, np.ndarray]) -> dict[str, Any]:
+    """Compare outputs with the float64 reference under the spec's tolerance; name the first bad element."""
+    tol = spec.tolerance
+    terms = float(expressions.evaluate(tol.terms, sizes))
+    total = bad = nan = kept = 0
+    first = None
+    worst = 0.0
+    poisoned = {p.name for p in spec.kernel.params if p.role == "out"}  # filled with the poison pattern
+    for name, want in expected.items():
+        if name in poisoned:
+            kept += int(np.count_nonzero(untouched(got[name])))
+        have = got[name].astype(np.float64).reshape(want.shape)
+        allowed = tol.atol + tol.rtol * np.abs(want) + tol.ulps * 2.0**-24 * max(terms, 1.0) * magnitude[name]
+        with np.errstate(invalid="ignore", over="ignore"):
+            err = np.abs(have - want)
+            wrong = ~(err <= allowed)  # NaN and inf count as wrong
+        total += want.size
+        count = int(np.count_nonzero(wrong))
+        bad += count
+        nan += int(np.count_nonzero(np.isnan(have)))
+        finite = np.isfinite(err)
+        if finite.any():
+            # An exact comparison allows 0: a wrong element's ratio to the floor overflows to inf.
+            with np.errstate(over="ignore"):
+                worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+        if count and first is None:
+            idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+            first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
+    # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
+    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
+            "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
+
+
+def _num(x: Any) -> float | str:
+    x = float(x)
+    return x if np.isfinite(x) else str(x)
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, (tuple, set)):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main(sys.argv[1:]))

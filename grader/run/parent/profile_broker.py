@@ -1,0 +1,317 @@
+"""`grade batch` on a GPU: one profiler per GPU that runs ncu for many gradings at once (parent side).
+
+ncu costs seconds per process (its own start-up, Python and CuPy under its injection, about a second
+of set-up at the first profiled launch) and a tenth of a second per further launch, and only one ncu
+profiles on a GPU at a time. So rather than each grading starting its own ncu, a broker thread per
+GPU in the batch parent watches a spool folder (grader.run.parent.profile_spool is the grading child's side):
+it takes every request waiting there (up to --profile-group of them), runs ONE ncu child for them
+(the runner's job format of several jobs, each with its own results file, one after another), and
+attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
+would have computed (grader.checks.counters.counts_from on the same launches and rows).
+
+Anything irregular in a group costs only the job that caused it: when the rows can still be told
+apart (as many rows as launches that succeeded), every job whose launches all succeeded keeps its
+counts; the first job that did not is told to profile alone, and its grading runs its own ncu child
+exactly as a lone grading would (restarts and all), so its verdict is the lone one; the rest go back
+to the front of the queue. When the rows cannot be told apart and no launch failed, every job of the
+group is told to profile alone. A broker that fails outright tells its gradings the same; one that
+stops answering is noticed by its heartbeat (grader.run.parent.profile_spool).
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from ... import exercise as exercise_module
+from . import profile_spool
+from ...checks.counters import NcuCounts, NcuRequest, counts_from, profile_alone
+from .sandbox import ChildRun, start_child
+from ...spec import Limits
+from .supervisor import Prestarted, TaskSupervisor, child_limits, read_results, runner_argv, write_atomically
+from ..tasks import TaskResult
+from ...tools import NcuRows, ncu_env, parse_ncu_csv
+
+DEFAULT_GROUP = 8
+PRESTART_WAIT_S = 600.0  # a prestarted ncu child gives up after this long without a group
+
+
+@dataclass
+class Pending:
+    """A claimed request: where its answer goes, and what to profile."""
+
+    name: str
+    answer: Path
+    request: NcuRequest
+
+    @property
+    def key(self) -> tuple:
+        """Requests profiled together share an exercise and an ncu command line."""
+        return (self.request.exercise_root, self.request.metrics, self.request.kernels)
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """What a group's ncu run settled, by index in the group: answers kept, jobs to profile alone, jobs to queue again."""
+
+    kept: Mapping[int, NcuCounts]
+    alone: tuple[int, ...]
+    again: tuple[int, ...]
+
+
+def attribute(requests: Sequence[NcuRequest], results: Sequence[Mapping[str, TaskResult]], parsed: NcuRows) -> Attribution:
+    """Split a group's ncu rows among its jobs (launch order: job by job, each job's tasks in order).
+
+    A launch that did not succeed is taken to have no row. Where that accounts for every row, each
+    job whose launches all succeeded gets counts_from() of its own rows (the answer its lone run would
+    give); the first job with a launch that did not succeed must be profiled alone, and the others
+    are queued again. Where it does not, no row can be trusted to belong to anyone: the first job
+    with a failed launch is profiled alone and the rest queued again, or, when every launch
+    succeeded, every job is profiled alone."""
+    per = len(requests[0].kernels) if requests else 1
+    ok = [[results[j].get(t.id) is not None and results[j][t.id].status == "ok" for t in req.tasks]
+          for j, req in enumerate(requests)]
+    broken = next((j for j, flags in enumerate(ok) if not all(flags)), None)
+    everyone = tuple(range(len(requests)))
+    if len(parsed.rows) != per * sum(sum(flags) for flags in ok):
+        if broken is None:
+            return Attribution({}, everyone, ())
+        return Attribution({}, (broken,), tuple(j for j in everyone if j != broken))
+    kept: dict[int, NcuCounts] = {}
+    rows = iter(parsed.rows)
+    for j, req in enumerate(requests):
+        mine = tuple(itertools.islice(rows, per * sum(ok[j])))
+        if all(ok[j]):
+            kept[j] = counts_from(req, results[j], NcuRows(mine, parsed.missing))
+    again = tuple(j for j in everyone if j not in kept and j != broken)
+    return Attribution(kept, () if broken is None else (broken,), again)
+
+
+class ProfileBroker:
+    """The profiler of one GPU: a thread serving one spool folder, one ncu child at a time."""
+
+    def __init__(self, spool: Path, work: Path, ncu: str, env: Mapping[str, str], group: int = DEFAULT_GROUP,
+                 prestart: bool = True) -> None:
+        self.spool = Path(spool)
+        self.work = Path(work)
+        self.ncu = ncu
+        self.env = dict(env)
+        self.group = max(1, int(group))
+        self.prestart = prestart
+        self.queue: deque[Pending] = deque()
+        self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
+        self._ids = itertools.count()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name=f"profiler-{self.spool.name}", daemon=True)
+        self._beat = threading.Thread(target=self._heartbeat, name=f"profiler-beat-{self.spool.name}", daemon=True)
+        self._waiting: tuple[tuple, Prestarted] | None = None  # a prestarted ncu child and the key it serves
+        self._exercises: dict[str, Any] = {}
+
+    def start(self) -> "ProfileBroker":
+        self.spool.mkdir(parents=True, exist_ok=True)
+        (self.work / "claimed").mkdir(parents=True, exist_ok=True)
+        (self.spool / profile_spool.HEARTBEAT).touch()
+        self._thread.start()
+        self._beat.start()
+        return self
+
+    def stop(self, kill: Callable[[], Any] | None = None) -> None:
+        """Stop serving; a waiting prestarted child is killed, and gradings still asking profile alone.
+        `kill` ends the ncu children in flight (called until the broker's thread has ended): without
+        it, the group in flight finishes first."""
+        self._stop.set()
+        while self._thread.is_alive():
+            if kill is not None:
+                kill()
+            self._thread.join(0.3)
+        self._beat.join()
+        with contextlib.suppress(OSError):
+            (self.spool / profile_spool.HEARTBEAT).unlink()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.is_set() and self._thread.is_alive():
+            with contextlib.suppress(OSError):
+                (self.spool / profile_spool.HEARTBEAT).touch()
+            self._stop.wait(profile_spool.HEARTBEAT_S)
+
+    def _serve(self) -> None:
+        try:
+            while not self._stop.is_set():
+                self._claim()
+                if not self.queue:
+                    self._stop.wait(profile_spool.POLL_S)
+                    continue
+                first = self.queue.popleft()
+                group = [first]
+                for p in list(self.queue):
+                    if len(group) >= self.group:
+                        break
+                    if p.key == first.key:
+                        group.append(p)
+                        self.queue.remove(p)
+                try:
+                    self._serve_group(group)
+                except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
+                    for p in group:
+                        _answer(p, {"alone": True})
+        finally:
+            if self._waiting:
+                self._waiting[1].cancel()
+                self._waiting = None
+            for p in self.queue:
+                _answer(p, {"alone": True})
+
+    def _claim(self) -> None:
+        """Move every complete request in the spool into the queue (oldest first); a claimed request
+        is the broker's to answer."""
+        claimed = self.work / "claimed"
+        for path in sorted(self.spool.glob("*" + profile_spool.REQUEST_SUFFIX)):
+            target = claimed / path.name
+            try:
+                os.replace(path, target)  # the grading may withdraw it at the same moment: whoever moves first
+            except OSError:
+                continue
+            try:
+                data = json.loads(target.read_text(encoding="utf-8"))
+                pending = Pending(path.name, Path(data["answer"]), NcuRequest.from_json(data))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # not a request this grader wrote: nobody to answer
+            self.queue.append(pending)
+            self.stats["requests"] += 1
+
+    def _serve_group(self, group: list[Pending]) -> None:
+        if len(group) == 1:
+            self._alone(group[0])
+            return
+        requests = [p.request for p in group]
+        results, parsed = self._run_group(requests)
+        settled = attribute(requests, results, parsed)
+        for j, counts in settled.kept.items():
+            _answer(group[j], _counts_json(counts))
+        for j in settled.alone:
+            # Its grading runs its own ncu child, exactly as a lone grading: beside the next group,
+            # not holding up the queue for as long as that one may take.
+            self.stats["told_alone"] += 1
+            _answer(group[j], {"alone": True})
+        # Queued again at the front, in their order: they were waiting longest.
+        self.stats["again"] += len(settled.again)
+        for j in reversed(settled.again):
+            self.queue.appendleft(group[j])
+
+    def _limits(self, root: str) -> Limits:
+        if root not in self._exercises:
+            self._exercises[root] = exercise_module.load(Path(root))
+        return self._exercises[root].spec.limits
+
+    def _folder(self) -> Path:
+        folder = self.work / f"run{next(self._ids)}"
+        folder.mkdir()
+        return folder
+
+    def _runner(self, request: NcuRequest, folder: Path) -> TaskSupervisor:
+        return TaskSupervisor(exercise_root=Path(request.exercise_root), workdir=folder, modules={"gpu": dict(request.modules)},
+                      limits=self._limits(request.exercise_root), env=self.env)
+
+    def _take_prestarted(self, key: tuple) -> Prestarted | None:
+        waiting, self._waiting = self._waiting, None
+        if waiting is None:
+            return None
+        if waiting[0] != key or waiting[1].child.proc.poll() is not None:
+            waiting[1].cancel()
+            return None
+        return waiting[1]
+
+    def _prestart_next(self, request: NcuRequest) -> None:
+        """Start the next group's ncu child now: its start-up (seconds) overlaps this group's run (ncu
+        runs sharing one temp folder, tools.ncu_env, take turns at profiling)."""
+        if not self.prestart or self._waiting is not None:
+            return
+        runner = self._runner(request, self._folder())
+        child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=ncu_env(), wait=PRESTART_WAIT_S)
+        self._waiting = ((request.exercise_root, request.metrics, request.kernels), child)
+
+    def _alone(self, pending: Pending) -> None:
+        """A request alone in the queue: its own ncu run, exactly as its grading would have run it."""
+        self.stats["single"] += 1
+        prestarted = self._take_prestarted(pending.key)
+        runner = self._runner(pending.request, self._folder())
+        self._prestart_next(pending.request)
+        _answer(pending, _counts_json(profile_alone(runner, pending.request, self.ncu, prestarted=prestarted)))
+
+    def _run_group(self, requests: Sequence[NcuRequest]) -> tuple[list[dict[str, TaskResult]], NcuRows]:
+        """One ncu child for the group's jobs, one after another: each job's results, and ncu's rows."""
+        self.stats["groups"] += 1
+        first = requests[0]
+        limits = self._limits(first.exercise_root)
+        folder = self._folder()
+        paths = [folder / f"job{j}.jsonl" for j in range(len(requests))]
+        job = {"exercise": first.exercise_root, "backend": "gpu", "pool": True, "step_limit": limits.step_limit,
+               "budget": False,  # as a lone ncu run: the reference's launches are profiled, not timed
+               "jobs": [{"modules": dict(r.modules), "results": str(p), "tasks": [t.to_json() for t in r.tasks]}
+                        for r, p in zip(requests, paths)]}
+        prestarted = self._take_prestarted((first.exercise_root, first.metrics, first.kernels))
+        stem = prestarted.stem if prestarted else folder / "group"
+        write_atomically(stem.with_suffix(".json"), json.dumps(job))
+        # One run limit for the group, as for one grading's ncu run: a group that runs past it costs
+        # its hung job a lone run, and the others a place in the queue.
+        seconds = limits.run_seconds
+        if prestarted:
+            self._prestart_next(first)
+            child: ChildRun = prestarted.child.finish(seconds)
+        else:
+            started = start_child(runner_argv(first.wrapper(self.ncu), stem), limits=child_limits(limits, seconds, "gpu"),
+                                  env={**self.env, **ncu_env()}, output_cap=limits.output_bytes, cwd=str(folder))
+            self._prestart_next(first)
+            child = started.finish(seconds)
+        log = stem.with_suffix(".log")
+        text = (log.read_text(errors="replace") if log.exists() else "") + "\n" + child.stdout
+        return [read_results(p) for p in paths], parse_ncu_csv(text, first.metrics)
+
+
+def _counts_json(counts: NcuCounts) -> dict[str, Any]:
+    by_size, problem = counts
+    return {"by_size": by_size, "problem": problem}
+
+
+def _answer(pending: Pending, reply: Mapping[str, Any]) -> None:
+    """Write a grading's answer; one that has ended (its folder gone) reads nothing, which is fine."""
+    with contextlib.suppress(OSError):
+        write_atomically(pending.answer, json.dumps(reply))
+
+
+@dataclass
+class Brokers:
+    """The profilers of a batch, one per GPU: the variable each grading child gets, and shutting them down."""
+
+    by_gpu: dict[str, ProfileBroker] = field(default_factory=dict)
+
+    def env_for(self, gpu: str) -> dict[str, str]:
+        broker = self.by_gpu.get(gpu)
+        return {profile_spool.VARIABLE: str(broker.spool)} if broker else {}
+
+    def stop(self, kill: Callable[[], Any] | None = None) -> None:
+        """Stop every profiler (ProfileBroker.stop)."""
+        for broker in self.by_gpu.values():
+            broker.stop(kill)
+
+
+def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
+                  base_env: Mapping[str, str]) -> Brokers:
+    """A broker per GPU (slot_envs: GPU -> the environment of that GPU's gradings), under `root`."""
+    brokers = Brokers()
+    for gpu, slot_env in slot_envs.items():
+        folder = root / f"gpu-{_safe(gpu)}"
+        env = {**base_env, **slot_env}
+        env.pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
+        brokers.by_gpu[gpu] = ProfileBroker(folder / "spool", folder / "work", ncu, env, group).start()
+    return brokers
+
+
+def _safe(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text) or "gpu"

@@ -1,0 +1,208 @@
+"""Running student code in a child process with a wall-clock limit, resource limits and capped output.
+
+Every stage that touches student code (compile, launches, profilers, sanitizers) goes through
+run_child(). Whatever the child does (hang, crash, flood stdout, exhaust memory), the parent gets
+a ChildRun value back within the time limit plus a small margin.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import IO, Sequence
+
+KILL_GRACE_SECONDS = 2.0
+DEFAULT_OUTPUT_CAP = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """What a child process did: exit status, whether it timed out, and the head of its output."""
+
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    stdout: str
+    stderr: str
+    stdout_bytes: int
+    stderr_bytes: int
+
+    @property
+    def signal_name(self) -> str | None:
+        """The signal that killed the child (e.g. "SIGSEGV"), if one did."""
+        if self.returncode is not None and self.returncode < 0:
+            try:
+                return signal.Signals(-self.returncode).name
+            except ValueError:
+                return f"signal {-self.returncode}"
+        return None
+
+    def describe(self) -> str:
+        """One line saying how the child ended, for messages."""
+        if self.timed_out:
+            return f"stopped after the {self.seconds:.0f} s time limit"
+        if self.signal_name:
+            return f"killed by {self.signal_name}"
+        return f"exited with status {self.returncode}"
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """Limits set in the child before it executes (where the platform allows)."""
+
+    cpu_seconds: int | None = None
+    address_space_bytes: int | None = None  # leave None for CUDA processes: they reserve huge ranges
+    file_size_bytes: int | None = 512 * 1024**2
+    open_files: int | None = 1024
+
+
+def run_child(argv: Sequence[str], *, timeout: float, limits: ResourceLimits | None = None,
+              output_cap: int = DEFAULT_OUTPUT_CAP, env: dict[str, str] | None = None,
+              cwd: str | None = None, stop: threading.Event | None = None) -> ChildRun:
+    """Run argv with a wall-clock limit; keep at most output_cap bytes of each stream, count the rest.
+    Setting `stop` kills it early (its result is no longer needed)."""
+    return start_child(argv, limits=limits, output_cap=output_cap, env=env, cwd=cwd).finish(timeout, stop)
+
+
+def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, output_cap: int = DEFAULT_OUTPUT_CAP,
+                env: dict[str, str] | None = None, cwd: str | None = None) -> "StartedChild":
+    """Start argv now and set its time limit later (StartedChild.finish): a child can pay for its
+    start-up (imports, a CUDA context) while the parent is still preparing its work."""
+    return StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
+
+
+class StartedChild:
+    """A running child whose wall-clock limit starts when the parent calls finish()."""
+
+    def __init__(self, argv: Sequence[str], limits: ResourceLimits, output_cap: int, env: dict[str, str] | None,
+                 cwd: str | None):
+        self.proc = _forked(argv, limits, env, cwd) or subprocess.Popen(
+            list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=env, cwd=cwd, start_new_session=True,  # own process group: a timeout kills its children too
+            preexec_fn=_limit_setter(limits) if os.name == "posix" else None,
+        )
+        self.readers = [_CappedReader(self.proc.stdout, output_cap), _CappedReader(self.proc.stderr, output_cap)]
+
+    def finish(self, timeout: float, stop: threading.Event | None = None) -> ChildRun:
+        """Wait for the child at most `timeout` seconds from now (then kill it and its group). Setting
+        `stop` ends the wait early the same way: its result is no longer needed."""
+        start = time.perf_counter()
+        timed_out = False
+        deadline = time.monotonic() + timeout
+        try:
+            while stop is not None and not stop.is_set() and self.proc.poll() is None:
+                if time.monotonic() >= deadline:
+                    raise subprocess.TimeoutExpired(self.proc.args, timeout)
+                stop.wait(0.05)
+            if stop is not None and stop.is_set() and self.proc.poll() is None:
+                _kill_group(self.proc)
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(self.proc)
+        for reader in self.readers:
+            reader.join(KILL_GRACE_SECONDS)
+        out, err = self.readers
+        return ChildRun(self.proc.returncode, timed_out, time.perf_counter() - start, out.text(), err.text(),
+                        out.total, err.total)
+
+    def cancel(self) -> None:
+        """Not needed after all (the submission did not compile): kill it at once. It has run nothing
+        of the student's, so there is nothing to let it finish."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        for reader in self.readers:
+            reader.join(KILL_GRACE_SECONDS)
+
+
+def _forked(argv: Sequence[str], limits: ResourceLimits, env: dict[str, str] | None, cwd: str | None):
+    """The child forked by a warm fork server (grader.run.parent.fork_server) when the environment names one and
+    argv is one of the grader's own Python children; None to start it the ordinary way (also when the
+    server is gone: it only ever saves start-up time)."""
+    from . import fork_server
+
+    address = (env if env is not None else os.environ).get(fork_server.VARIABLE)
+    if not address or fork_server.forkable(argv) is None:
+        return None
+    try:
+        return fork_server.spawn(address, argv, env=env if env is not None else os.environ, cwd=cwd, limits=limits)
+    except OSError:
+        return None
+
+
+def python_argv(module: str, *args: str) -> list[str]:
+    """argv that runs `python -m module args` with this interpreter, isolated from the caller's cwd."""
+    return [sys.executable, "-m", module, *args]
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=KILL_GRACE_SECONDS)
+    except (ProcessLookupError, PermissionError):
+        pass
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _limit_setter(limits: ResourceLimits):
+    def apply() -> None:  # runs in the child between fork and exec
+        import resource
+
+        def cap(kind: int, value: int | None) -> None:
+            if value is None:
+                return
+            try:
+                soft, hard = resource.getrlimit(kind)
+                new_hard = value if hard == resource.RLIM_INFINITY else min(hard, value)
+                resource.setrlimit(kind, (min(value, new_hard), new_hard))
+            except (ValueError, OSError):
+                pass  # a limit the platform refuses is skipped, never fatal
+
+        cap(resource.RLIMIT_CORE, 0)
+        cap(resource.RLIMIT_CPU, limits.cpu_seconds)
+        cap(resource.RLIMIT_AS, limits.address_space_bytes)
+        cap(resource.RLIMIT_FSIZE, limits.file_size_bytes)
+        cap(resource.RLIMIT_NOFILE, limits.open_files)
+
+    return apply
+
+
+class _CappedReader:
+    """Drains a pipe in a thread so the child never blocks on a full pipe; keeps only the head."""
+
+    def __init__(self, stream: IO[bytes] | None, cap: int):
+        self.cap, self.total, self.chunks = cap, 0, []
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: IO[bytes] | None) -> None:
+        if stream is None:
+            return
+        kept = 0
+        for chunk in iter(lambda: stream.read(65536), b""):
+            self.total += len(chunk)
+            if kept < self.cap:
+                self.chunks.append(chunk[: self.cap - kept])
+                kept += len(self.chunks[-1])
+        stream.close()
+
+    def join(self, timeout: float) -> None:
+        self.thread.join(timeout)
+
+    def text(self) -> str:
+        text = b"".join(self.chunks).decode("utf-8", errors="replace")
+        if self.total > self.cap:
+            text += f"\n[... {self.total - self.cap:,} more bytes of output not kept]"
+        return text

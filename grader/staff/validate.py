@@ -1,0 +1,199 @@
+"""`grade validate`: proof that an exercise is ready to hand out.
+
+The spec validates; the reference solution scores full marks; the skeleton compiles and fails
+correctness; every wrong submission fails the category its header names (`// expect: race`) and
+nothing it does not declare (`// also: correctness`); the public sizes are among the hidden ones.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import api
+from ..exercise import Exercise
+from ..exercise import load as load_exercise
+from ..results import Report
+from ..spec import CATEGORIES
+
+_EXPECT = re.compile(r"^\s*(?://|#)\s*expect:\s*([\w-]+)\s*$", re.MULTILINE)
+_ALSO = re.compile(r"^\s*(?://|#)\s*also:\s*([\w\s,-]+?)\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """What a wrong submission declares about itself."""
+
+    expect: str
+    also: frozenset[str] = frozenset()
+
+
+@dataclass
+class Validation:
+    """The verdict on one exercise: each item is (ok, text)."""
+
+    exercise: str
+    backend: str
+    items: list[tuple[bool, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(ok for ok, _ in self.items)
+
+    def add(self, ok: bool, text: str) -> None:
+        self.items.append((ok, text))
+
+
+def read_expectation(path: Path) -> Expectation | None:
+    """The `// expect:` and `// also:` header of a wrong submission, or None if it has none."""
+    head = path.read_text(encoding="utf-8", errors="replace")[:2000]
+    match = _EXPECT.search(head)
+    if not match:
+        return None
+    also = _ALSO.search(head)
+    names = frozenset(a.strip() for a in also.group(1).split(",") if a.strip()) if also else frozenset()
+    return Expectation(match.group(1), names)
+
+
+def failing(report: Report) -> set[str]:
+    """Categories the report failed, leaving out checks that were only gated (not graded)."""
+    return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
+
+
+def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
+             progress: Callable[[str], None] = lambda _: None) -> Validation:
+    """Run every promise an exercise makes and collect the verdicts."""
+    exercise: Exercise = load_exercise(exercise_dir)
+    if exercise.kind == "python":
+        return _validate_python(exercise, seed, progress)
+    chosen, _, _ = api.resolve_backend(backend)
+    out = Validation(exercise.id, chosen)
+    out.add(True, f"spec.toml is valid ({len(exercise.spec.checks)} checks, {exercise.spec.max_score:g} points)")
+    spec = exercise.spec
+    if spec.hidden_cases:
+        missing = [c for c in spec.public_cases if c not in spec.hidden_cases]
+        out.add(not missing, "public sizes are among the hidden sizes" if not missing else f"public sizes missing from hidden: {missing}")
+
+    if not exercise.solution_path.is_file():
+        out.add(False, f"no reference solution at {exercise.solution_path}")
+        return out
+    progress("solution.cu")
+    ref = api.grade(exercise.root, exercise.solution_path, backend=chosen, seed=seed)
+    bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
+    bad += [f"{n.name} not run: {n.reason}" for n in ref.grader_faults]
+    full = ref.score == ref.max_score
+    out.add(not bad and full, f"reference scores {ref.score:g} / {ref.max_score:g}" + (": " + "; ".join(bad) if bad else ""))
+
+    if exercise.skeleton_path.is_file():
+        progress("skeleton.cu")
+        skel = api.grade(exercise.root, exercise.skeleton_path, backend=chosen, seed=seed)
+        compiled = any(t.category == "compile" and t.passed for t in skel.tests)
+        wrong = "correctness" in failing(skel)
+        out.add(compiled and wrong, "skeleton compiles and fails correctness" if compiled and wrong else
+                f"skeleton must compile and fail correctness (compiles: {compiled}, fails correctness: {wrong})")
+    else:
+        out.add(False, "no skeleton.cu")
+
+    wrong_files = sorted((exercise.reference_dir / "wrong").glob("*.cu"))
+    if not wrong_files:
+        out.add(False, "no wrong submissions in reference/<id>/wrong/")
+    for path in wrong_files:
+        exp = read_expectation(path)
+        if exp is None or exp.expect not in CATEGORIES:
+            out.add(False, f"wrong/{path.name}: first lines must say `// expect: <category>` (one of {', '.join(CATEGORIES)})")
+            continue
+        progress(f"wrong/{path.name}")
+        report = api.grade(exercise.root, path, backend=chosen, seed=seed)
+        failed = failing(report)
+        skipped = {n.category for n in report.not_run}
+        if exp.expect in skipped:
+            out.add(True, f"wrong/{path.name}: {exp.expect} cannot run on this backend (skipped)")
+            continue
+        undeclared = failed - {exp.expect} - exp.also
+        ok = exp.expect in failed and not undeclared
+        text = f"wrong/{path.name}: fails {exp.expect}" if exp.expect in failed else f"wrong/{path.name}: should fail {exp.expect} but passed it"
+        if undeclared:
+            text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `// also:`)"
+        out.add(ok, text)
+    return out
+
+
+def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:
+    """A Python exercise's promises: the reference passes every function, the skeleton loads and
+    fails, each wrong/*.py fails the function its `# expect: <function>` line names (and only those
+    its `# also:` line adds), and the student notebook builds and holds nothing hidden."""
+    from ..pyexercise.grade import LOAD_NAME
+
+    spec = exercise.spec
+    out = Validation(exercise.id, "python")
+    out.add(True, f"spec.toml is valid ({len(spec.functions)} functions, {spec.max_score:g} points)")
+
+    def by_function(report: Report) -> set[str]:
+        names = {(f.title or f"{f.name}()"): f.name for f in spec.functions}
+        return {names[t.name] for t in report.tests if not t.passed and not t.extra.get("gated") and t.name in names}
+
+    if not exercise.solution_path.is_file():
+        out.add(False, f"no reference solution at {exercise.solution_path}")
+        return out
+    progress(exercise.solution_path.name)
+    ref = api.grade(exercise.root, exercise.solution_path, seed=seed)
+    bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
+    out.add(not bad and ref.score == spec.max_score, f"reference scores {ref.score:g} / {spec.max_score:g}"
+            + (": " + "; ".join(bad) if bad else ""))
+    if exercise.skeleton_path.is_file():
+        progress(exercise.skeleton_path.name)
+        skel = api.grade(exercise.root, exercise.skeleton_path, seed=seed)
+        loads = any(t.name == LOAD_NAME and t.passed for t in skel.tests)
+        out.add(loads and skel.score == 0, "skeleton loads and scores 0" if loads and skel.score == 0 else
+                f"skeleton must load and score 0 (loads: {loads}, score: {skel.score:g})")
+    else:
+        out.add(False, f"no {exercise.skeleton_path.name}")
+    _check_python_notebook(exercise, out, seed, progress)
+    wrong_files = sorted((exercise.reference_dir / "wrong").glob("*.py"))
+    if not wrong_files:
+        out.add(False, "no wrong submissions in reference/<id>/wrong/")
+    for path in wrong_files:
+        exp = read_expectation(path)
+        if exp is None or exp.expect not in spec.names:
+            out.add(False, f"wrong/{path.name}: first lines must say `# expect: <function>` (one of {', '.join(spec.names)})")
+            continue
+        progress(f"wrong/{path.name}")
+        failed = by_function(api.grade(exercise.root, path, seed=seed))
+        undeclared = failed - {exp.expect} - exp.also
+        text = (f"wrong/{path.name}: fails {exp.expect}" if exp.expect in failed else
+                f"wrong/{path.name}: should fail {exp.expect} but passed it")
+        if undeclared:
+            text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `# also:`)"
+        out.add(exp.expect in failed and not undeclared, text)
+    return out
+
+
+def _check_python_notebook(exercise: Exercise, out: Validation, seed: int, progress: Callable[[str], None]) -> None:
+    """The student notebook builds, is valid nbformat, holds nothing hidden, and grades full marks
+    once the reference's functions are pasted into its TODO cells (and 0 as handed out)."""
+    import tempfile
+
+    import nbformat
+
+    from ..pyexercise import student_bundle as pystudent
+
+    progress("student notebook")
+    with tempfile.TemporaryDirectory(prefix="kg-validate-") as tmp:
+        _, _, path = pystudent.build_bundle(exercise, Path(tmp) / "handout")
+        text = path.read_text(encoding="utf-8")
+        notebook = nbformat.reads(text, as_version=4)
+        nbformat.validate(notebook)
+        leaks = pystudent.hidden_material_in("\n".join(p.read_text(encoding="utf-8") for p in path.parent.iterdir()), exercise)
+        out.add(not leaks, "student bundle holds no hidden material" if not leaks else
+                f"student bundle holds hidden material: {'; '.join(leaks[:3])}")
+        skeleton = exercise.skeleton_path.read_text(encoding="utf-8")
+        filled = pystudent.filled_in(notebook, skeleton, exercise.solution_path.read_text(encoding="utf-8"),
+                                     exercise.spec.names)
+        filled_path = Path(tmp) / "filled.ipynb"
+        nbformat.write(filled, str(filled_path))
+        as_given = api.grade(exercise.root, path, seed=seed)
+        done = api.grade(exercise.root, filled_path, seed=seed)
+        ok = done.score == exercise.spec.max_score and as_given.score == 0
+        out.add(ok, f"student notebook: {as_given.score:g} as handed out, {done.score:g} / {exercise.spec.max_score:g} "
+                    "with the reference pasted into its TODO cells")

@@ -1,0 +1,132 @@
+"""Child runners started before their job exists (while the submission compiles), by the TaskSupervisor."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from grader import api
+from grader.compile import compile_source
+from grader.exercise import load
+from grader.run.parent.supervisor import TaskSupervisor
+from grader.run.tasks import Task
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVEL2 = ROOT / "exercises" / "level2"
+
+
+def _runner(tmp_path: Path, modules=None) -> TaskSupervisor:
+    exercise = load(LEVEL2)
+    return TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules=modules or {}, limits=exercise.spec.limits,
+                  env=api.child_env(tmp_path))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie still answers kill(0): read its state.
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().split()[2] != "Z"
+
+
+def test_a_prestarted_child_takes_the_first_job(tmp_path):
+    """The child starts (imports, device) before the module exists; the batch then runs in it, with
+    its time limit counted from the job, not from the start."""
+    runner = _runner(tmp_path)
+    early = runner.prestart("emu", wait=30)
+    time.sleep(0.5)  # the compile, meanwhile
+    compiled = compile_source((LEVEL2 / "skeleton.cu").read_text(), "skeleton.cu")
+    ptx = tmp_path / "skeleton.ptx"
+    ptx.write_text(compiled.ptx)
+    runner.modules = {"emu": {"submission": str(ptx)}}
+    job_written = time.time()
+    stage = runner.run([Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))],
+                       backend="emu", prestarted=early)
+    assert stage.results["correctness:0"].launches  # it ran the launch
+    # One child: the early one, spawned before its job existed; none was started for the job.
+    assert len(stage.children) == 1 and early.child.proc.returncode == 0
+    assert early.spawned < job_written <= stage.results["correctness:0"].clock["ready"]
+
+
+def test_an_unused_prestarted_child_is_cancelled(tmp_path):
+    runner = _runner(tmp_path)
+    early = runner.prestart("emu", wait=30)
+    stage = runner.run([], backend="emu", prestarted=early)  # nothing to run after all
+    assert stage.results == {}
+    assert not _alive(early.child.proc.pid)
+
+
+def test_a_prestarted_child_gives_up_when_no_job_comes(tmp_path):
+    early = _runner(tmp_path).prestart("emu", wait=1)
+    run = early.child.finish(30)
+    assert run.returncode == 0 and not run.timed_out and run.seconds < 25
+
+
+def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, monkeypatch):
+    started = []
+    real = TaskSupervisor.prestart
+
+    def spy(self, *args, **kwargs):
+        early = real(self, *args, **kwargs)
+        started.append(early)
+        return early
+
+    monkeypatch.setattr(TaskSupervisor, "prestart", spy)
+    bad = tmp_path / "bad.cu"
+    bad.write_text('extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) { oops }\n')
+    report = api.grade(LEVEL2, bad, backend="emu", seed=1)
+    assert not next(t for t in report.tests if t.category == "compile").passed
+    assert started and not any(_alive(e.child.proc.pid) for e in started)
+
+
+def test_a_timeout_while_printing_megabytes_names_printf():
+    from grader.run.parent.sandbox import ChildRun
+    from grader.run.parent.supervisor import _timeout_text
+
+    flood = ChildRun(None, True, 60.0, "x" * 100, "", stdout_bytes=20_000_000, stderr_bytes=0)
+    quiet = ChildRun(None, True, 60.0, "", "", stdout_bytes=10, stderr_bytes=0)
+    assert "while printing 20.0 MB" in _timeout_text(60, flood) and "printf" in _timeout_text(60, flood)
+    assert "the kernel hangs?" in _timeout_text(60, quiet) and "printf" not in _timeout_text(60, quiet)
+
+
+def test_a_late_stage_gets_what_is_left_of_the_grading_time():
+    from grader.checks.base import Context
+    from grader.tools import Tools
+
+    exercise = load(LEVEL2)
+    ctx = Context(exercise=exercise, backend="gpu", runner=_runner_for(exercise), seed=1, tools=Tools(), source_name="s.cu",
+                  source="", has_reference=True, emu_available=True)
+    limit = exercise.spec.limits.run_seconds
+    assert ctx.time_left() == limit  # no deadline: the run limit
+    ctx.deadline = time.monotonic() + limit + 100
+    assert ctx.time_left() == limit  # a far deadline: still the run limit
+    ctx.deadline = time.monotonic() + 25
+    assert 24 < ctx.time_left() <= 25
+    ctx.deadline = time.monotonic() - 5
+    assert ctx.time_left() == 10.0  # past the deadline: the floor
+
+
+def _runner_for(exercise) -> TaskSupervisor:
+    return TaskSupervisor(exercise_root=exercise.root, workdir=Path("/nonexistent"), modules={}, limits=exercise.spec.limits)
+
+
+def test_a_stage_no_longer_needed_is_stopped_at_once(tmp_path):
+    """ncu for a kernel that failed correctness: its counts will not be read, and a kernel that hangs
+    under it has no launch budget. Setting the stage's stop event kills its child within moments,
+    not at the run limit, and what it did not run is skipped."""
+    import sys
+    import threading
+
+    runner = _runner(tmp_path)
+    stop = threading.Event()
+    hang = [sys.executable, "-c", "import time; time.sleep(120)"]  # stands in for a profiled hung kernel
+    threading.Timer(0.5, stop.set).start()
+    started = time.monotonic()
+    stage = runner.run([Task(id="ncu:submission:N = 17", kind="profile", backend="emu", sizes={"N": 17}, seeds=(1,))],
+                       backend="emu", wrapper=hang, timeout=60, stop=stop)
+    assert time.monotonic() - started < 10
+    assert stage.results["ncu:submission:N = 17"].status == "skipped"
+    child = stage.children[0]
+    assert child.returncode is not None and child.returncode < 0 and not child.timed_out  # killed, reaped, not a timeout
