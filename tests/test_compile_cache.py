@@ -57,3 +57,21 @@ def test_a_second_grading_of_the_same_file_compiles_nothing(tmp_path, monkeypatc
     second = api.compile_submission(exercise, sub, "sm_90", tmp_path)
     assert calls == [["submission", "reference"]]
     assert first["submission"]["ok"] and second["submission"]["cached"] and second["reference"]["cached"]
+
+
+def test_a_changed_grader_header_is_not_answered_from_the_cache(monkeypatch, tmp_path):
+    """The key holds the text of the grader's own headers (and the toolkit folder standing in for an
+    NVRTC bundle): a submission that failed on an old <float.h> is compiled again with the new one."""
+    from grader import headers
+    from grader.run.parent import compile_cache
+
+    own = tmp_path / "include"
+    own.mkdir()
+    (own / "float.h").write_text("/* old */")
+    monkeypatch.setattr(headers, "own_dir", lambda: own)
+    compile_cache._headers.cache_clear()
+    before = compile_cache.key("src", "a.cu", "sm_90", ("cfloat",), 1)
+    (own / "float.h").write_text("/* new: FLT_MAX defined */")
+    compile_cache._headers.cache_clear()
+    assert compile_cache.key("src", "a.cu", "sm_90", ("cfloat",), 1) != before
+    compile_cache._headers.cache_clear()

@@ -8,6 +8,7 @@ be read or written is simply not used.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -37,9 +38,22 @@ def cache_root() -> Path | None:
 
 def key(source: str, name: str, arch: str, allowed_includes: Sequence[str], memory_bytes: int) -> str:
     """The cache key of one compile (the compiler's memory cap included: a bomb may stop at it)."""
-    parts = [__version__, _toolchain(), arch, " ".join(BASE_OPTIONS), "\0".join(allowed_includes), str(memory_bytes),
-             name, source]
+    parts = [__version__, _toolchain(), _headers(), arch, " ".join(BASE_OPTIONS), "\0".join(allowed_includes),
+             str(memory_bytes), name, source]
     return hashlib.sha256("\0\0".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _headers() -> str:
+    """What an include resolves to: the grader's own headers (their text) and the toolkit folder that
+    stands in where NVRTC bundles none. A changed header must not be answered from the cache."""
+    from ... import headers
+
+    digest = hashlib.sha256()
+    for path in sorted(headers.own_dir().iterdir()):
+        if path.is_file():
+            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{digest.hexdigest()}:{headers.toolkit_include()}"
 
 
 def load(root: Path | None, cache_key: str, out: str) -> dict[str, Any] | None:
