@@ -35,7 +35,7 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
               help="Folder for results/<student>.json, grades.csv, summary.txt and report.html (created; reused to resume).")
 @click.option("--workers", type=click.IntRange(min=1), help="Submissions graded at once. Default: one per CPU core "
               "(never more than the cores); on a GPU, --per-gpu per visible GPU.")
-@click.option("--per-gpu", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--per-gpu", type=click.IntRange(min=1), default=8, show_default=True,
               help="On a GPU host, at most this many submissions share one GPU (each child sees only its GPU). "
                    "Timings still run alone: a lock keeps the others off the GPU while one is timed.")
 @click.option("--profile-group", type=click.IntRange(min=0), default=8, show_default=True,

@@ -84,7 +84,7 @@ class Options:
 
     backend: str = "auto"
     workers: int | None = None     # default: the number of usable cores
-    per_gpu: int = 4  # gradings sharing one GPU; grader.run.gpu_lock keeps timings exclusive
+    per_gpu: int = 8  # gradings sharing one GPU; grader.run.gpu_lock keeps timings exclusive
     timeout: float | None = None   # per submission; default from the exercise's [limits]
     seed: int | None = None
     regrade: bool = False          # ignore existing results
