@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from ..exercise import load
-from ..run.child.hidden_tests import outcome_record
+from ..run.child.hidden_tests import outcome_record, write_record
 from ..notebook import CellLine, SourceMap
 from .grade import JOB_VARIABLE, call_text, hide_paths, public_material, sync
 from .sandbox import Worker
@@ -92,10 +92,7 @@ def pytest_runtest_setup(item) -> None:
 def pytest_runtest_logreport(report) -> None:
     """Stream each test's outcome (and the functions it called) to the results file."""
     record = outcome_record(report)
-    path = os.environ.get(JOB_VARIABLE)
-    if record is None or not path:
+    if record is None:
         return
-    results = json.loads(Path(path).read_text())["results"]
     record.update(file=Path(report.nodeid.split("::")[0]).stem, functions=sorted(_CALLED[0]))
-    with open(results, "a", encoding="utf-8") as f:
-        f.write(json.dumps(record) + "\n")
+    write_record(record, JOB_VARIABLE)

@@ -141,8 +141,14 @@ def outcome_record(report) -> dict[str, str] | None:
 def pytest_runtest_logreport(report) -> None:
     """Stream each test's outcome to the results file, so a hang or crash loses only that test."""
     record = outcome_record(report)
-    path = os.environ.get(JOB_VARIABLE)
-    if record is None or not path:
+    if record is not None:
+        write_record(record)
+
+
+def write_record(record: Mapping[str, Any], variable: str = JOB_VARIABLE) -> None:
+    """Append one test's record to the results file of the job that $`variable` names (none: nothing)."""
+    path = os.environ.get(variable)
+    if not path:
         return
     results = json.loads(Path(path).read_text())["results"]
     with open(results, "a", encoding="utf-8") as f:

@@ -48,18 +48,8 @@ def main(argv: list[str]) -> int:
     ready = time.time()  # imports done, device open: the rest is the tasks' own time
     if "jobs" in job:
         return _run_jobs(job, exercise, harness, device, ready)
-    modules: Mapping[str, str] = job["modules"]
-    # Each submission launch's limit from the reference's cost at its size; only where the parent asks
-    # (not under ncu or a sanitizer, which would see or slow the reference's launches).
-    budgets = Budgets(exercise.spec, harness, job["backend"], modules.get("reference") if job.get("budget") else None,
-                      step_limit=int(job.get("step_limit", 200_000)), device=device)
-    finished: dict[str, TaskResult] = {}
-    with open(job["results"], "a", encoding="utf-8") as out:
-        for raw in job["tasks"]:
-            code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets)
-            if code is not None:
-                return code
-    return 0
+    code = _run_job(job, job, exercise, harness, device, ready)
+    return 0 if code is None else code
 
 
 def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:
@@ -69,17 +59,29 @@ def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, de
     find an earlier job's inputs, outputs or reference results in recycled device memory."""
     release = getattr(device, "scrub", None)
     for job in group["jobs"]:
-        modules: Mapping[str, str] = job["modules"]
-        budgets = Budgets(exercise.spec, harness, group["backend"], modules.get("reference") if group.get("budget") else None,
-                          step_limit=int(group.get("step_limit", 200_000)), device=device)
-        finished: dict[str, TaskResult] = {}
-        with open(job["results"], "a", encoding="utf-8") as out:
-            for raw in job["tasks"]:
-                code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets,
-                                 release=release)
-                if code is not None:
-                    return code
+        code = _run_job(job, group, exercise, harness, device, ready, release=release)
+        if code is not None:
+            return code
     return 0
+
+
+def _run_job(job: Mapping[str, Any], settings: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device,
+             ready: float, release: Any = None) -> int | None:
+    """One job's tasks, in order, into its results file (`settings` holds the backend and the limits);
+    the exit status when the process must stop now, else None."""
+    modules: Mapping[str, str] = job["modules"]
+    # Each submission launch's limit from the reference's cost at its size; only where the parent asks
+    # (not under ncu or a sanitizer, which would see or slow the reference's launches).
+    budgets = Budgets(exercise.spec, harness, settings["backend"], modules.get("reference") if settings.get("budget") else None,
+                      step_limit=int(settings.get("step_limit", 200_000)), device=device)
+    finished: dict[str, TaskResult] = {}
+    with open(job["results"], "a", encoding="utf-8") as out:
+        for raw in job["tasks"]:
+            code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets,
+                             release=release)
+            if code is not None:
+                return code
+    return None
 
 
 def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: float, exercise: Exercise, harness: Harness,
