@@ -294,3 +294,29 @@ def test_the_childs_own_python_is_never_hidden(tmp_path):
                            capture_output=True, text=True, timeout=30)
     assert shown.stdout.split("\n") == ["python lives here", "clone", ".venv", INSIDE, ""], (shown.stdout, shown.stderr)
     assert "another student" not in shown.stdout and shutil.which("unshare")
+
+
+def test_gradings_in_threads_each_get_the_public_classes(tmp_path):
+    """Two gradings in threads of one process load the public modules at once: neither may reuse the
+    other's module while it is still executing (it would miss the classes the codec must know, and a
+    check's CountingMemory "cannot be returned")."""
+    import shutil
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    exercise_dir = tmp_path / "lesson_numpy"
+    shutil.copytree(ROOT / "exercises" / "lesson_numpy", exercise_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    lesson = exercise_dir / "lesson.py"
+    # A slow first line: the module is in sys.modules, half executed, for a moment.
+    lesson.write_text("import time\ntime.sleep(0.5)\n" + lesson.read_text())
+    exercise = load(exercise_dir)
+    saved = {k: sys.modules.pop(k) for k in ("lesson", "checks") if k in sys.modules}
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            materials = list(pool.map(lambda _: public_material(exercise), range(2)))
+    finally:
+        for k in ("lesson", "checks"):
+            sys.modules.pop(k, None)
+        sys.modules.update(saved)
+    for material in materials:
+        assert "lesson.CountingMemory" in material.classes

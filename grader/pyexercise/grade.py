@@ -19,6 +19,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import types
 from concurrent.futures import ThreadPoolExecutor
@@ -112,6 +113,25 @@ def public_material(exercise: Exercise) -> PublicMaterial:
     files = {name: (exercise.root / name).read_text(encoding="utf-8") for name in spec.public_modules + ("checks.py",)}
     classes: dict[str, type] = {}
     modules = {}
+    with _LOADING:
+        _load_public(exercise, files, modules, classes)
+    checks = getattr(modules["checks"], "CHECKS", {})
+    unknown = set(checks) - set(spec.names)
+    if unknown:
+        from ..errors import SpecError
+
+        raise SpecError(f"{exercise.root / 'checks.py'}: CHECKS names functions the spec does not: {', '.join(sorted(unknown))}")
+    return PublicMaterial(files, classes, checks)
+
+
+# Gradings in threads of one process (an API user's pool) must not see each other's half-loaded
+# public modules: one that is still executing would be reused without its classes.
+_LOADING = threading.Lock()
+
+
+def _load_public(exercise: Exercise, files: Mapping[str, str], modules: dict, classes: dict[str, type]) -> None:
+    """Load each public file (reusing one a hidden test already imported from the same file) and
+    collect the classes it defines."""
     for name in files:
         stem = Path(name).stem
         path = (exercise.root / name).resolve()
@@ -125,13 +145,6 @@ def public_material(exercise: Exercise) -> PublicMaterial:
         for value in vars(modules[stem]).values():
             if isinstance(value, type) and value.__module__ == stem:
                 classes[f"{stem}.{value.__qualname__}"] = value
-    checks = getattr(modules["checks"], "CHECKS", {})
-    unknown = set(checks) - set(spec.names)
-    if unknown:
-        from ..errors import SpecError
-
-        raise SpecError(f"{exercise.root / 'checks.py'}: CHECKS names functions the spec does not: {', '.join(sorted(unknown))}")
-    return PublicMaterial(files, classes, checks)
 
 
 def _import_as(name: str, path: Path) -> types.ModuleType:
