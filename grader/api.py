@@ -23,6 +23,7 @@ from . import exercise as exercise_module
 from . import notebook as notebook_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
+from .checks.correctness import case_problem
 from .checks.counters import NCU_STAGE, ncu_prestart
 from .checks.hidden import NAME as HIDDEN_NAME
 from .checks.hidden import STAGE as HIDDEN_STAGE
@@ -248,9 +249,7 @@ def _hung_at_every_size(results: Mapping[str, TaskResult]) -> bool:
     """A launch of the correctness check was stopped as a hang and no size was right."""
     runs = [r for tid, r in results.items() if tid.startswith("correctness:")]
     hung = any(r.status == "timeout" for r in runs)  # the child stopped a GPU kernel at its launch's limit
-    right = any(r.status == "ok" and r.launches and all((l.get("compare") or {}).get("ok") for l in r.launches)
-                for r in runs)
-    return hung and not right
+    return hung and all(case_problem(r, {}) is not None for r in runs)
 
 
 def student_text(text: str) -> str:

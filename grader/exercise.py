@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -16,12 +15,6 @@ from . import spec as spec_module
 from .errors import SpecError
 from .pyexercise.spec import PySpec
 from .spec import Spec
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 
 @dataclass(frozen=True)
 class Exercise:
@@ -82,12 +75,7 @@ def load(root: Path) -> Exercise:
 
 def _load_spec(path: Path) -> Spec | PySpec:
     """spec.toml of either kind: `kind = "python"` is a Python exercise, anything else a kernel."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such file (every exercise folder needs a spec.toml)") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SpecError(f"{path}: not valid TOML: {exc}") from None
+    raw = spec_module.read_toml(path)
     if raw.get("kind") == pyspec.KIND:
         return pyspec.from_dict(raw, source=str(path))
     return spec_module.from_dict(raw, source=str(path))

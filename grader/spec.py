@@ -262,13 +262,17 @@ def schema() -> dict[str, Any]:
 
 def load(path: Path) -> Spec:
     """Read, validate and freeze a spec.toml; raise SpecError naming the file and field on any problem."""
+    return from_dict(read_toml(path), source=str(path))
+
+
+def read_toml(path: Path) -> dict:
+    """The table of a spec.toml (of either exercise kind); SpecError when it is missing or not TOML."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: no such file (every exercise folder needs a spec.toml)") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SpecError(f"{path}: not valid TOML: {exc}") from None
-    return from_dict(raw, source=str(path))
 
 
 def from_dict(raw: Mapping[str, Any], source: str = "spec.toml") -> Spec:

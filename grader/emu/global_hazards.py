@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .hazards import Hazard
+from .hazards import Hazard, xyz
 
 _TID = np.int64(0x3FF)
 _ATOMIC = np.int64(1 << 10)
@@ -246,9 +246,9 @@ class GlobalShadow:
             k = int(where[p])
             who = int(prev_who[k])
             other_block = (who >> int(_WHO_SHIFT)) - 1
-            other = self._thread_xyz(who & int(_TID))
-            mine = self._thread_xyz(int(tid[k]))
-            b_me, b_other = self._block_xyz(int(block[k])), self._block_xyz(other_block)
+            other = xyz(self.block_dim, who & int(_TID))
+            mine = xyz(self.block_dim, int(tid[k]))
+            b_me, b_other = xyz(self.grid_dim, int(block[k])), xyz(self.grid_dim, other_block)
             what = self._where(int(flat[k]))
             verbs = {"RAW": ("wrote", "read"), "WAW": ("wrote", "wrote"), "WAR": ("read", "wrote")}[kind]
             order = ("the blocks of one launch run in no fixed order" if scope == "grid"
@@ -260,11 +260,3 @@ class GlobalShadow:
     def _where(self, flat: int) -> str:
         i = int(np.searchsorted(self.base, flat, side="right")) - 1
         return f"{self.names[i]}[byte {flat - int(self.base[i])}]"
-
-    def _block_xyz(self, b: int) -> tuple[int, int, int]:
-        gx, gy, _ = self.grid_dim
-        return (b % gx, (b // gx) % gy, b // (gx * gy))
-
-    def _thread_xyz(self, t: int) -> tuple[int, int, int]:
-        bx, by, _ = self.block_dim
-        return (t % bx, (t // bx) % by, t // (bx * by))

@@ -478,14 +478,6 @@ class SharedShadow:
     def _pick(self, arr, where, shape) -> np.ndarray:
         return np.broadcast_to(arr, shape)[where]
 
-    def _block_xyz(self, b: int) -> tuple[int, int, int]:
-        gx, gy, _ = self.grid_dim
-        return (b % gx, (b // gx) % gy, b // (gx * gy))
-
-    def _thread_xyz(self, t: int) -> tuple[int, int, int]:
-        bx, by, _ = self.block_dim
-        return (t % bx, (t // bx) % by, t // (bx * by))
-
     def _note_hazard(self, kind, mask, prev, flat, tid, line) -> None:
         """Aggregate the flagged records of one check by the earlier access's source line."""
         prev = prev[mask]  # the flagged records in np.nonzero(mask)'s order
@@ -514,11 +506,11 @@ class SharedShadow:
                 break
             block, byte = divmod(int(f[pos]), self.nbytes)
             example = self._example(kind, int(prev[pos]), int(t[pos]), byte, first_line, line)
-            self._hazards[(kind, first_line, line)] = [count, self._block_xyz(block), example]
+            self._hazards[(kind, first_line, line)] = [count, xyz(self.grid_dim, block), example]
 
     def _example(self, kind: str, prev: int, tid: int, byte: int, first: int, second: int) -> str:
-        earlier = self._thread_xyz(prev & int(_TID_MASK))
-        later = self._thread_xyz(tid)
+        earlier = xyz(self.block_dim, prev & int(_TID_MASK))
+        later = xyz(self.block_dim, tid)
         if kind == "warp-WAR":
             return (
                 f"lanes of one warp (the first: {earlier}) read shared offset {byte} at line {first}; lane {later} "
@@ -559,7 +551,13 @@ class SharedShadow:
         where = np.unravel_index(int(np.argmax(mask)), mask.shape)
         block, byte = divmod(int(flat[where]), self.nbytes)
         t = int(np.broadcast_to(tid, flat.shape)[where])
-        self._uninit[line] = [count, self._block_xyz(block), self._thread_xyz(t), byte]
+        self._uninit[line] = [count, xyz(self.grid_dim, block), xyz(self.block_dim, t), byte]
+
+
+def xyz(dims: tuple[int, int, int], linear: int) -> tuple[int, int, int]:
+    """A linear block (or thread) id back into (x, y, z) for a grid (or block) of `dims`, for the reports."""
+    dx, dy, _ = dims
+    return (linear % dx, (linear // dx) % dy, linear // (dx * dy))
 
 
 def _rows(sel, *arrays):
