@@ -7,6 +7,13 @@ the counters ncu reported for it, so a model of the emulator can be fitted and t
 (tests/emu/test_atomic_sector_model.py reads the file this writes).
 
     python bench/atomic_probe.py --out tests/data/ncu_atomic_probe.json     # on a GPU with ncu
+
+`--ablate` instead measures, under the global `red` kernel only, variants of the random patterns
+where ncu counted one sector more than the per-sector model (and of two it matched, as controls):
+each with one lane taken out in turn, with its lanes reordered, and shifted by a word, a sector and a
+line, so that the lanes and the addresses behind the extra sector can be found offline.
+
+    python bench/atomic_probe.py --ablate --out tests/data/ncu_atomic_ablation.json
 """
 from __future__ import annotations
 
@@ -86,15 +93,47 @@ def patterns(seed: int = 7) -> list[list[int]]:
     return out
 
 
+# Probe patterns (indices into patterns()) where ncu counted a sector more than the model, and two
+# of the same kind it matched.
+ABLATE_MISSES = (68, 71, 78)
+ABLATE_CONTROLS = (65, 67)
+
+
+def ablation_patterns(seed: int = 11) -> tuple[list[list[int]], list[dict]]:
+    """Variants of the patterns named above, and for each what it is (base pattern, change)."""
+    base = patterns()
+    rng = np.random.default_rng(seed)
+    out: list[list[int]] = []
+    about: list[dict] = []
+
+    def add(p: list[int], base_index: int, change: str) -> None:
+        out.append([int(x) for x in p])
+        about.append({"base": base_index, "change": change})
+
+    for b in ABLATE_MISSES + ABLATE_CONTROLS:
+        p = base[b]
+        add(p, b, "original")
+        for lane in range(32):
+            add([-1 if l == lane else x for l, x in enumerate(p)], b, f"drop lane {lane}")
+        add(sorted(p), b, "lanes sorted by address")
+        add(p[::-1], b, "lanes reversed")
+        for k in range(3):
+            add([p[i] for i in rng.permutation(32)], b, f"lanes shuffled {k}")
+        for shift, what in ((1, "a word"), (8, "a sector"), (32, "a line"), (1024, "8 lines")):
+            add([x + shift if x >= 0 else -1 for x in p], b, f"shifted by {what}")
+    return out, about
+
+
 def launch_all(path: Path) -> None:
     """The child: every kernel over every pattern, one warp per launch, in a fixed order."""
     import cupy as cp
 
-    pats = json.loads(path.read_text())
+    given = json.loads(path.read_text())
+    pats, kernels = (given["patterns"], given["kernels"]) if isinstance(given, dict) else (given, list(KERNELS))
     mod = cp.RawModule(code=SOURCE)
     buf = cp.zeros(4096 * 32, dtype=cp.uint32)
     out = cp.zeros(32, dtype=cp.uint32)
-    for name in KERNELS:
+    for name in kernels:
         fn = mod.get_function(name)
         for p in pats:
             idx = cp.asarray(np.array(p, dtype=np.int32))
@@ -105,6 +144,7 @@ def launch_all(path: Path) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, help="JSON to write (patterns and ncu's counts)")
+    ap.add_argument("--ablate", action="store_true", help="measure the variants of ablation_patterns() under red_u32")
     ap.add_argument("--launch", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.launch:
@@ -116,10 +156,16 @@ def main() -> int:
     if not ncu:
         print("ncu not found", file=sys.stderr)
         return 2
-    pats = patterns()
+    about: list[dict] = []
+    kernels = list(KERNELS)
+    if args.ablate:
+        pats, about = ablation_patterns()
+        kernels = ["red_u32"]
+    else:
+        pats = patterns()
     with tempfile.TemporaryDirectory() as tmp:
         pfile = Path(tmp) / "patterns.json"
-        pfile.write_text(json.dumps(pats))
+        pfile.write_text(json.dumps({"patterns": pats, "kernels": kernels}))
         log = Path(tmp) / "ncu.csv"
         argv = [ncu, "--clock-control", "none", "--csv", "--page", "raw", "--disable-extra-suffixes",
                 "--metrics", ",".join(METRICS), "--log-file", str(log),
@@ -131,18 +177,20 @@ def main() -> int:
         text = log.read_text()
     parsed = parse_ncu_csv(text, METRICS)
     rows = list(parsed.rows)
-    expected = len(KERNELS) * len(pats)
+    expected = len(kernels) * len(pats)
     if len(rows) != expected:
         print(f"ncu reported {len(rows)} launches, expected {expected}; missing metrics {parsed.missing}", file=sys.stderr)
         return 1
     result = {"tool": "ncu --clock-control none --csv --page raw", "missing": list(parsed.missing),
               "patterns": pats, "counts": {}}
-    for k, name in enumerate(KERNELS):
+    if about:
+        result["about"] = about
+    for k, name in enumerate(kernels):
         result["counts"][name] = [{m: v for m, v in rows[k * len(pats) + i].items()} for i in range(len(pats))]
     text = json.dumps(result, indent=1)
     if args.out:
         args.out.write_text(text)
-    print(f"{len(pats)} patterns x {len(KERNELS)} kernels measured; missing metrics: {list(parsed.missing)}")
+    print(f"{len(pats)} patterns x {len(kernels)} kernels measured; missing metrics: {list(parsed.missing)}")
     return 0
 
 

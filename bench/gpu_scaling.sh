@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Run on a machine with two GPUs from the repository root: the batch of 100 on one GPU, then on two.
+# Run on a machine with two GPUs from the repository root: the batch of 100 on one GPU, then on two,
+# in one session (the ratio of the two is the scaling). Extra arguments go to grading_speed.py.
 # (Measured at commit abb442e with a third run, two GPUs with an ncu temp folder per GPU: no faster,
 # 158 s against 153 s, so that change was reverted; docs/benchmarks.md has the numbers.)
-#   bash bench/gpu_scaling.sh [OUT_DIR] [BATCH_LIMIT_SECONDS]
+#   bash bench/gpu_scaling.sh [OUT_DIR] [BATCH_LIMIT_SECONDS] [--per-gpu K --profile-group G ...]
 set -u
 out=${1:-.}
 limit=${2:-200}
+shift 2 2>/dev/null || shift $#
 run() { echo "\$ $*"; "$@"; echo "[exit status $?]"; echo; }
 {
   run nvidia-smi -L
   run nproc
-  run env CUDA_VISIBLE_DEVICES=0 python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit"
-  run python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit"
+  run env CUDA_VISIBLE_DEVICES=0 python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
+  run python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
 } 2>&1 | tee "$out/gpu-scaling.log"

@@ -102,3 +102,19 @@ def test_a_user_stops_waiting_for_a_timing_that_never_ends(tmp_path):
     assert timing.exclusive(wait=1)
     start = time.monotonic()
     assert user.share(wait=0.3) is False and time.monotonic() - start > 0.25  # having had one, it waits again
+
+
+def test_the_time_spent_waiting_is_summed_for_the_stage_clock(tmp_path):
+    """grade batch's profile reports "waiting for the GPU" from this sum (shares are per launch, so a
+    task may wait many times)."""
+    timing, user = GpuLock("w", tmp_path), GpuLock("w", tmp_path)
+    assert timing.exclusive()
+    joined = _in_thread(user.share)
+    time.sleep(0.3)
+    timing.release()
+    assert joined.wait(2)
+    assert 0.25 < user.waited < 2.0
+    user.release()
+    user.share()
+    user.release()
+    assert user.waited < 2.0 and timing.waited < 0.25

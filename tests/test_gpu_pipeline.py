@@ -311,16 +311,19 @@ def test_a_child_that_stops_after_a_fatal_launch_is_restarted_without_blaming_th
     assert len(stage.children) == 2
 
 
-def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monkeypatch):
-    """A child holds its share of the GPU per task, so it holds none while it waits for its own
-    grading's ncu and hidden tests: another grading's timing would otherwise wait on it while that
-    ncu run waits on the timing (on an H200, seven validations at once slowed to a minute per
-    grading this way). A timing holds the GPU alone, and lets go before the next task."""
+def test_a_child_holds_no_share_of_the_gpu_between_launches(tmp_path, monkeypatch):
+    """Shares of the GPU belong to launches (runner._launch_once, the timing's own launches), not to
+    tasks: a child holds none while it waits for its own grading's ncu and hidden tests (another
+    grading's timing would otherwise wait on it while that ncu run waits on the timing: on an H200,
+    seven validations at once slowed to a minute per grading this way), nor while a task works on
+    the CPU."""
     from contextlib import contextmanager
 
     from grader.run.child import runner
 
     calls: list[str] = []
+    held: list[str] = []
+    seen_while_waiting: list[list[str]] = []
     go = tmp_path / "go"
 
     class FakeDevice:
@@ -328,20 +331,24 @@ def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monke
 
         @contextmanager
         def using(self):
-            calls.append("share" + (" after go" if go.exists() else ""))
+            held.append("share")
             yield
-            calls.append("release")
+            held.remove("share")
 
         def take_exclusive(self):
-            calls.append("exclusive" + (" after go" if go.exists() else ""))
+            held.append("exclusive")
             return True
 
         def leave(self):
-            calls.append("leave")
+            held.remove("exclusive")
 
     def execute(task, *rest):
-        calls.append(f"run {task.id}")
+        calls.append(f"run {task.id} holding {sorted(held)}")
         return {"id": task.id, "status": "ok"}, False
+
+    def open_the_way():
+        seen_while_waiting.append(list(held))
+        go.touch()
 
     monkeypatch.setattr(runner, "open_device", lambda backend, pool=True: FakeDevice())
     monkeypatch.setattr(runner, "_execute", execute)
@@ -351,10 +358,11 @@ def test_a_child_holds_a_share_of_the_gpu_only_while_a_task_runs(tmp_path, monke
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"exercise": str(ROOT / "exercises" / "level2"), "backend": "gpu", "modules": {},
                                "results": str(tmp_path / "out.jsonl"), "tasks": [t.to_json() for t in tasks]}))
-    threading.Timer(0.3, go.touch).start()
+    threading.Timer(0.3, open_the_way).start()
     assert runner.main([str(job)]) == 0
-    assert calls == ["share", "run run:first", "release", "exclusive after go", "run time:submission", "leave",
-                     "share after go", "run run:later", "release"]
+    assert seen_while_waiting == [[]]
+    assert calls == ["run run:first holding []", "run time:submission holding []", "run run:later holding []"]
+    assert held == []
 
 
 def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(tmp_path, monkeypatch):

@@ -42,14 +42,20 @@ class GpuDevice:
             gpu_id = cp.cuda.runtime.deviceGetPCIBusId(cp.cuda.Device().id)
         except Exception:  # an odd driver: fall back to what this process was given
             gpu_id = os.environ.get("CUDA_VISIBLE_DEVICES", "0")
-        # Held per task (using()), not for the process's life: a timing elsewhere then waits only for
-        # kernels in flight, not for processes starting up, waiting for their job, or exiting (on an
-        # H200 a batch's timings drained the GPU of whole processes, stalling every other child).
+        # Held per launch (using()), not per task or for the process's life: a timing elsewhere then
+        # waits only for kernels in flight, not for a task's CPU work or for processes starting up,
+        # waiting for their job, or exiting (on an H200 a batch's timings drained the GPU of whole
+        # processes, and later of whole tasks, stalling every other grading on that GPU meanwhile).
         self.lock = gpu_lock.for_gpu(str(gpu_id))
+
+    @property
+    def waited(self) -> float:
+        """Seconds this process has waited for its share of the GPU or to have it alone, in all."""
+        return self.lock.waited
 
     @contextmanager
     def using(self) -> Iterator[None]:
-        """Hold a share of the GPU for the body (one task's uploads, launches and downloads)."""
+        """Hold a share of the GPU for the body (one launch's uploads, kernels and read-back)."""
         if self.lock.mode != "none":  # alone for a timing, or inside another using()
             yield
             return

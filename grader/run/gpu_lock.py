@@ -1,9 +1,11 @@
 """Sharing one GPU between gradings without spoiling a timing: a readers-writer lock across processes.
 
 Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared
-while it runs a task (GpuDevice.using); a timing holds it exclusively, so nothing of another
-grading runs on that GPU while a kernel is timed, and a timing waits only for the tasks in flight,
-not for processes that are starting, waiting or exiting. Writers go first: a timing that waits
+while it has work on it (GpuDevice.using, around one launch: its uploads, kernels and read-back);
+a timing holds it exclusively around its timed launches, so nothing of another grading runs on
+that GPU while a kernel is timed, and a timing waits only for the launches in flight, not for
+a grading's work on the CPU (its float64 reference, its comparison) nor for processes that are
+starting, waiting or exiting. Writers go first: a timing that waits
 stops new users from starting (a turnstile), so a busy batch cannot starve it. Built on flock(2):
 a killed process releases its locks with it.
 
@@ -47,6 +49,7 @@ class GpuLock:
             self._gate = self._use = -1  # no lock folder: grade unlocked rather than not at all
         self.mode = "none"
         self._gave_up = False  # the last share() waited in vain for a timing
+        self.waited = 0.0  # seconds this process has spent waiting for the lock, in all
 
     def share(self, wait: float = SHARE_WAIT) -> bool:
         """Become a user for one task: wait while a timing holds or waits for the GPU. Whether the
@@ -54,16 +57,18 @@ class GpuLock:
         the GPU as long as the kernel it times runs, and a student's kernel that hangs there must not
         use up every other grading's time limit (on an H200 it stalled four gradings for a minute).
         Once it has waited in vain, the process does not wait again until a share is had: shares are
-        per task, and ten seconds per task would add up to the whole time limit."""
+        per launch, and ten seconds per launch would add up to the whole time limit."""
         if self._use < 0 or self.mode != "none":
             return True
-        deadline = time.monotonic() + (0.0 if self._gave_up else wait)
+        began = time.monotonic()
+        deadline = began + (0.0 if self._gave_up else wait)
         passed = _flock_until(self._gate, fcntl.LOCK_EX, deadline)
         try:
             shared = _flock_until(self._use, fcntl.LOCK_SH, deadline)
         finally:
             if passed:
                 fcntl.flock(self._gate, fcntl.LOCK_UN)
+            self.waited += time.monotonic() - began
         self.mode = "shared" if shared else "none"
         self._gave_up = not shared
         return shared
@@ -76,14 +81,18 @@ class GpuLock:
             return True  # no lock folder (grade unlocked), or already alone
         fcntl.flock(self._use, fcntl.LOCK_UN)  # give up our own share first, or two timings deadlock
         self.mode = "none"
-        deadline = time.monotonic() + wait
-        if not _flock_until(self._gate, fcntl.LOCK_EX, deadline):
-            return False
-        if not _flock_until(self._use, fcntl.LOCK_EX, deadline):
-            fcntl.flock(self._gate, fcntl.LOCK_UN)
-            return False
-        self.mode = "exclusive"
-        return True
+        began = time.monotonic()
+        try:
+            deadline = began + wait
+            if not _flock_until(self._gate, fcntl.LOCK_EX, deadline):
+                return False
+            if not _flock_until(self._use, fcntl.LOCK_EX, deadline):
+                fcntl.flock(self._gate, fcntl.LOCK_UN)
+                return False
+            self.mode = "exclusive"
+            return True
+        finally:
+            self.waited += time.monotonic() - began
 
     def release(self) -> None:
         """Let go of the GPU entirely (the process ending does the same)."""

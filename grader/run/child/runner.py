@@ -87,31 +87,25 @@ def _run_job(job: Mapping[str, Any], settings: Mapping[str, Any], exercise: Exer
 def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: float, exercise: Exercise, harness: Harness,
               device: Device, modules: Mapping[str, str], budgets: Budgets, release: Any = None) -> int | None:
     """Run one task and append its result line; the exit status when the process must stop now, else None."""
-    started, waited = time.time(), 0.0
+    started, waited_before = time.time(), _lock_wait(device)
     failed = unmet_requirements(task, finished)
     if failed:
         skipped = skipped_for(task, failed)
         result, fatal = {"id": skipped.id, "status": skipped.status, "message": skipped.message}, False
     else:
         if task.after:
-            # Holding no share of the GPU (shares are per task): another grading's timing
+            # Holding no share of the GPU (shares are per launch): another grading's timing
             # would otherwise wait on this idle process while this grading's ncu run waits
             # on that timing.
             wait_for_file(Path(task.after))
-        if task.kind == "time":
-            alone = device.take_exclusive()  # other gradings sharing this GPU finish first
-            waited = time.time() - started
-            try:
-                result, fatal = _execute(task, exercise, harness, device, modules, budgets)
-            finally:
-                device.leave()
-            if not alone:
-                result.setdefault("data", {})["shared_gpu"] = True
-        else:
-            with device.using():
-                waited = time.time() - started  # including any wait for another grading's timing
-                result, fatal = _execute(task, exercise, harness, device, modules, budgets, release)
-    # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them.
+        # Each launch holds its own share of the GPU (_launch_once), and a timing has the GPU alone
+        # only for its timed launches (grader.run.child.timing): the CPU's part of a task (inputs,
+        # the float64 reference, the comparison) never keeps another grading's timing waiting.
+        result, fatal = _execute(task, exercise, harness, device, modules, budgets, release)
+    # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them. "waited":
+    # the seconds of the task spent waiting for the GPU (other gradings' timings, or launches in
+    # flight before this grading's own timing).
+    waited = min(_lock_wait(device) - waited_before, time.time() - started)
     result["clock"] = {"ready": ready, "start": started, "end": time.time(), "waited": round(waited, 4)}
     line = json.dumps(result, allow_nan=False, default=_json_default)
     finished[task.id] = TaskResult.from_json(json.loads(line))
@@ -124,6 +118,11 @@ def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: floa
     if fatal:
         return EXIT_FATAL
     return None
+
+
+def _lock_wait(device: Device) -> float:
+    """Seconds this process has waited for the GPU's lock so far (0 on the emulator: no lock)."""
+    return float(getattr(device, "waited", 0.0))
 
 
 def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets,
@@ -164,17 +163,24 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
     sizes = dict(task.sizes)
     rng = np.random.default_rng(seed)
     inputs = harness.make_inputs(sizes, rng)
-    start = time.perf_counter()
-    launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
-    outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
-    record: dict[str, Any] = {"seed": seed, "seconds": round(time.perf_counter() - start, 4), "grid": launched.grid, "block": launched.block}
+    damage: dict[str, Any] = {}
+    # A share of the GPU for this launch's device work only (uploads, kernels, read-back, canaries,
+    # release), not for the reference computed on the CPU below.
+    with device.using():
+        start = time.perf_counter()
+        launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
+        seconds = round(time.perf_counter() - start, 4)
+        outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
+        if not outcome.fatal:  # after a fatal error the context is gone: nothing to read or release
+            damage = {name: d for name, buf in buffers.items() if (d := device.canary_damage(buf))}
+            (release or device.free)(list(buffers.values()))
+    record: dict[str, Any] = {"seed": seed, "seconds": seconds, "grid": launched.grid, "block": launched.block}
     if outcome.findings:
         record["emu"] = outcome.findings
     if outcome.error:
         record["error"] = outcome.error
         if outcome.fatal:
             return record, outcome
-    damage = {name: d for name, buf in buffers.items() if (d := device.canary_damage(buf))}
     if damage:
         record["canary"] = damage
     modified = [p.name for p in spec.kernel.buffers if p.role == "in" and not np.array_equal(outputs[p.name].view(np.uint8), np.ascontiguousarray(inputs[p.name]).ravel().view(np.uint8))]
@@ -187,7 +193,6 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
         # in host memory: no student code can ever read it.
         expected, magnitude = _expected(harness, seed, sizes, inputs)
         record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
-    (release or device.free)(list(buffers.values()))
     return record, outcome
 
 

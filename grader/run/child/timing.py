@@ -1,4 +1,9 @@
-"""CUDA-event timing in the child: warm-up, an L2 flush before every repeat, the median of repeats."""
+"""CUDA-event timing in the child: warm-up, an L2 flush before every repeat, the median of repeats.
+
+Everything a timing needs (inputs, device buffers, the loaded kernels, the flush buffer) is made
+while holding an ordinary share of the GPU; the GPU is held alone only for the warm-up and the timed
+launches, so other gradings on the same GPU wait milliseconds for it, not the time it takes to build
+a large input on the CPU."""
 from __future__ import annotations
 
 import statistics
@@ -24,6 +29,40 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
     spec = exercise.spec
     sizes = dict(task.sizes)
     inputs = harness.make_inputs(sizes, np.random.default_rng(task.seeds[0]))
+    with device.using():
+        prepared = _prepare(task, exercise, harness, device, modules, sizes, inputs, cp)
+    if isinstance(prepared, dict):
+        return prepared  # skipped, or an error while preparing
+    run, flush = prepared
+    alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
+    try:
+        for _ in range(WARMUP):
+            run()
+        cp.cuda.Device().synchronize()
+        times = []
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        for _ in range(task.repeats):
+            flush.fill(0)
+            start.record()
+            run()
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop))
+    except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
+        return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}"}
+    finally:
+        device.leave()
+    data: dict[str, Any] = {"median_ms": statistics.median(times), "min_ms": min(times), "repeats": len(times)}
+    if not alone:
+        data["shared_gpu"] = True
+    return {"id": task.id, "status": "ok", "data": data}
+
+
+def _prepare(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
+             sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> tuple[Callable[[], None], Any] | dict[str, Any]:
+    """The timed call (every kernel of the chain on device copies of the inputs, or the baseline) and
+    a buffer whose writing evicts the L2; a result dict instead when there is nothing to time."""
+    spec = exercise.spec
     bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
     dev = {name: cp.asarray(bfloat16.to_bits(arr) if name in bf16 else arr) for name, arr in inputs.items()}
     if task.module == "baseline":
@@ -55,19 +94,5 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
                 kernel(grid, block, args, shared_mem=shared)
     l2 = cp.cuda.Device().attributes.get("L2CacheSize", 50 * 1024**2)
     flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
-    try:
-        for _ in range(WARMUP):
-            run()
-        cp.cuda.Device().synchronize()
-        times = []
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for _ in range(task.repeats):
-            flush.fill(0)
-            start.record()
-            run()
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop))
-    except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
-        return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}"}
-    return {"id": task.id, "status": "ok", "data": {"median_ms": statistics.median(times), "min_ms": min(times), "repeats": len(times)}}
+    cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
+    return run, flush
