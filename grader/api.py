@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .run.parent import compile_cache, math_threads
+from .run.parent import compile_cache, gpu_worker, math_threads
 from . import exercise as exercise_module
 from . import notebook as notebook_module
 from . import submission as submission_module
@@ -126,7 +126,9 @@ def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: To
     overlaps the compile; each waits for its job file, at most `wait` seconds (both compiles, and a
     margin) before it gives up."""
     wait = exercise.spec.limits.compile_seconds * 2 + 10
-    early = {f"{backend} launches": runner.prestart(backend, wait=wait)}
+    early = {}
+    if not (backend == "gpu" and runner.env.get(gpu_worker.VARIABLE)):  # a batch slot's warm worker needs none
+        early[f"{backend} launches"] = runner.prestart(backend, wait=wait)
     if backend == "gpu" and exercise.solution_path.exists():
         early[NCU_STAGE] = ncu_prestart(exercise.spec, runner, tools, wait)
     if exercise.spec.hidden_tests:

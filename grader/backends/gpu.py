@@ -81,6 +81,11 @@ class GpuDevice:
         self._current = module
         return module.get_function(kernel)
 
+    def forget_modules(self) -> None:
+        """Unload every module loaded so far (a warm worker, between two submissions' jobs)."""
+        self._modules.clear()
+        self._current = None
+
     def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None:
         """Copy `data` into the loaded module's __constant__ array `name` (cudaMemcpyToSymbol)."""
         try:

@@ -66,3 +66,104 @@ def test_a_batch_profiles_in_groups_and_each_submission_gets_its_lone_counts(tmp
         assert alone
         for k in range(3):
             assert counters(json.loads((out / "results" / f"{path.stem}_{k}.json").read_text())) == alone, f"{path.stem}_{k}"
+
+
+def test_a_warm_worker_leaves_nothing_of_a_job_in_the_device_memory_it_reuses(tmp_path):
+    """A batch slot's warm GPU worker (grader.run.parent.gpu_worker) runs one grading's job after
+    another in one CUDA context. Every block of device memory the first job used and gave back to
+    the pool, where the next submission's kernel could look, must hold zeros only: its inputs, its
+    outputs and the reference solution's outputs (correctness, the launch budgets' reference launches,
+    and the timings of the submission, the reference and cuBLAS)."""
+    import gc
+    import json
+
+    import cupy as cp
+    import numpy as np
+
+    from grader.backends import open_device
+    from grader.compile import compile_source
+    from grader.exercise import Harness, load
+    from grader.run.child import runner
+    from grader.run.parent.device_probe import probe
+    from grader.run.tasks import Task
+
+    class Tracked:
+        """The default pool, remembering every block it hands out."""
+
+        def __init__(self):
+            self.pool = cp.cuda.MemoryPool()
+            self.blocks = {}
+
+        def malloc(self, size):
+            pointer = self.pool.malloc(size)
+            self.blocks[int(pointer.ptr)] = max(self.blocks.get(int(pointer.ptr), 0), int(pointer.mem.size))
+            return pointer
+
+    tracked = Tracked()
+    cp.cuda.set_allocator(tracked.malloc)
+    try:
+        exercise = load(EXERCISE)
+        compiled = compile_source((ROOT / "reference/level2/solution.cu").read_text(), "solution.cu", probe().arch)
+        cubin = tmp_path / "solution.cubin"
+        cubin.write_bytes(compiled.cubin)
+        free = tmp_path / "gpu-free"
+        free.touch()
+        tasks = [Task(id="correctness:0", kind="run", backend="gpu", sizes={"N": 100}, seeds=(1, 2)),
+                 Task(id="race:0", kind="run", backend="gpu", sizes={"N": 129}, seeds=(3, 3, 3))]
+        tasks += [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes={"N": 256}, seeds=(4,), repeats=3,
+                       after=str(free)) for m in ("submission", "reference", "baseline")]
+        job = {"exercise": str(EXERCISE), "backend": "gpu", "modules": {"submission": str(cubin), "reference": str(cubin)},
+               "results": str(tmp_path / "job.jsonl"), "tasks": [t.to_json() for t in tasks], "budget": True}
+        device = open_device("gpu")
+        code = runner._run_job(job, job, exercise, Harness(exercise), device, 0.0, release=device.scrub)
+        assert code is None
+        results = [json.loads(line) for line in (tmp_path / "job.jsonl").read_text().splitlines()]
+        assert [r["status"] for r in results] == ["ok"] * len(tasks), results
+        device.forget_modules()
+        runner._LAST_EXPECTED.clear()
+        gc.collect()
+        cp.cuda.Device().synchronize()
+        assert tracked.blocks, "the job allocated nothing through the pool"
+        dirty = {}
+        for address, size in tracked.blocks.items():
+            host = np.empty(size, dtype=np.uint8)
+            cp.cuda.runtime.memcpy(host.ctypes.data, address, size, cp.cuda.runtime.memcpyDeviceToHost)
+            if host.any():
+                dirty[hex(address)] = (size, int(np.count_nonzero(host)))
+        assert not dirty, f"blocks left with data in them (address: bytes, non-zero bytes): {dirty}"
+    finally:
+        cp.cuda.set_allocator(cp.get_default_memory_pool().malloc)
+
+
+def test_gradings_that_share_a_warm_worker_score_what_each_file_scores_alone(tmp_path):
+    """Two slots, three gradings each: each slot's later gradings launch in the worker its first one
+    started. Every copy gets the score and the failed categories its file gets graded alone, and a
+    kernel that breaks its CUDA context (an illegal address) costs only its own grading."""
+    import json
+
+    from grader.staff import batch
+
+    files = [ROOT / "reference/level2/solution.cu", ROOT / "tests/hostile/oob_write_far.cu"] + \
+        [p for p in WRONG if p.stem in ("no_tiling", "unguarded_loads")]
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    names = []
+    for k in range(2):
+        for path in files:
+            names.append((path, f"{path.stem}_{k}"))
+            (subs / f"{path.stem}_{k}.cu").write_bytes(path.read_bytes())
+    out = tmp_path / "out"
+    batch.run_batch(EXERCISE, subs, out, batch.Options(backend="gpu", per_gpu=2, profile_group=0, seed=1))
+
+    def verdict(doc):
+        return doc["score"], sorted(t["tags"][0] for t in doc["tests"] if t["status"] == "failed")
+
+    alone = {path: verdict(json.loads(json.dumps(to_json_report(grade(EXERCISE, path, backend="gpu", seed=1))))) for path in files}
+    for path, name in names:
+        assert verdict(json.loads((out / "results" / f"{name}.json").read_text())) == alone[path], name
+
+
+def to_json_report(report):
+    from grader.results import to_json
+
+    return to_json(report)

@@ -29,6 +29,16 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
     spec = exercise.spec
     sizes = dict(task.sizes)
     inputs = harness.make_inputs(sizes, np.random.default_rng(task.seeds[0]))
+    memory = _ScrubbedMemory(cp)
+    with cp.cuda.using_allocator(memory.malloc):
+        try:
+            return _time(task, exercise, harness, device, modules, sizes, inputs, cp)
+        finally:
+            memory.scrub(device)
+
+
+def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
+          sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> dict[str, Any]:
     with device.using():
         prepared = _prepare(task, exercise, harness, device, modules, sizes, inputs, cp)
     if isinstance(prepared, dict):
@@ -96,3 +106,30 @@ def _prepare(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
     cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
     return run, flush
+
+
+class _ScrubbedMemory:
+    """The timing's own memory pool: every block it handed out (inputs, outputs, the flush buffer,
+    whatever the vendor library allocated for its results) is zeroed, then given back to the driver,
+    when the timing ends. In a warm worker the next submission's kernel may scan device memory, and
+    the reference's and the library's outputs were here."""
+
+    def __init__(self, cp: Any) -> None:
+        self.cp = cp
+        self.pool = cp.cuda.MemoryPool()
+        self.blocks: dict[int, int] = {}  # device address -> bytes
+
+    def malloc(self, size: int) -> Any:
+        pointer = self.pool.malloc(size)
+        self.blocks[int(pointer.ptr)] = max(self.blocks.get(int(pointer.ptr), 0), int(pointer.mem.size))
+        return pointer
+
+    def scrub(self, device: Device) -> None:
+        try:
+            with device.using():
+                for address, size in self.blocks.items():
+                    self.cp.cuda.runtime.memset(address, 0, size)
+                self.cp.cuda.Device().synchronize()
+            self.pool.free_all_blocks()
+        except Exception:  # noqa: BLE001 - a context a failed launch broke: the process exits, the memory with it
+            pass

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from . import gpu_worker
 from .sandbox import ChildRun, ResourceLimits, StartedChild, python_argv, run_child, start_child
 from ...spec import Limits
 from .stage_clock import StageClock
@@ -134,6 +135,8 @@ class TaskSupervisor:
         logs: list[Path] = []
         remaining = list(tasks)
         restarts = 0
+        # Plain GPU launches in a batch go to the slot's warm worker (grader.run.parent.gpu_worker).
+        worker = env.get(gpu_worker.VARIABLE) if not wrapper and not prestarted else None
         while remaining:
             for t in remaining:  # the child skips these too; after a restart only the parent knows why
                 failed = unmet_requirements(t, results)
@@ -162,7 +165,16 @@ class TaskSupervisor:
                     results[t.id] = TaskResult(t.id, "skipped", f"not run: the {budget:.0f} s time limit was used up by earlier launches")
                 break
             write_atomically(stem.with_suffix(".json"), json.dumps(job))
-            if prestarted:  # already running, waiting for this job: the time limit starts now
+            warm = None
+            if worker and not children:
+                # The slot's warm worker takes the first try (a restart, after a crash or a broken
+                # context, runs in an ordinary child): its CUDA context is already made.
+                spawned = time.time()
+                warm = gpu_worker.run_job(worker, stem.with_suffix(".json"), backend=backend, timeout=left,
+                                          output_cap=self.limits.output_bytes, stop=stop)
+            if warm is not None:
+                child = warm
+            elif prestarted:  # already running, waiting for this job: the time limit starts now
                 spawned, child, prestarted = prestarted.spawned, prestarted.child.finish(left, stop), None
             else:
                 argv = runner_argv(wrapper, stem)

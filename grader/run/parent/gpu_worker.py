@@ -1,0 +1,188 @@
+"""A batch slot's warm GPU worker: one process that keeps its CUDA context for many gradings.
+
+Every process that uses a GPU makes a CUDA context, and the driver makes contexts one at a time for
+the whole machine, whatever GPU each is for: on an H200 one context took 0.38 s alone and 2.2 s
+with 16 made at once (bench/context_startup.py), mostly in the kernel's driver. A batch of 100
+gradings made over 200 of them (each grading's launch child, its hidden tests, the profiler's
+children), so adding gradings, or GPUs, only lengthened that queue. A warm worker per slot runs the
+plain GPU launch jobs (correctness, race, timing) of one grading after another in one context.
+
+Isolation stays what the issue of warm workers asks for: a worker runs one grading's job at a time;
+every buffer it releases is zeroed first (grader.run.child.runner.serve, the timing's own pool), and
+each job's modules are unloaded before the next; a job that hangs or floods is killed with the
+worker, and a job that breaks the context ends the worker; either way only that grading's verdict
+says so, and the slot starts a fresh worker for the next grading. Jobs under ncu or a sanitizer,
+and anything a grading must restart, run in ordinary children as before.
+
+    batch (grader.staff.batch.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
+    grading (grader.run.parent.supervisor)  run_job(): hands a job over, waits, returns a ChildRun
+    worker (grader.run.child.runner --serve FOLDER gpu)
+
+The folder named by $KERNEL_GRADER_GPU_WORKER holds `pid` and `ready` (the worker's pid once its
+device is open), `N.ticket` (job N: the job file, and files for its stdout and stderr) and `N.done`
+(its exit status), N counting up from 0.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Mapping
+
+from .sandbox import ChildRun, ResourceLimits, _limit_setter, python_argv
+
+VARIABLE = "KERNEL_GRADER_GPU_WORKER"  # the folder of the slot's worker, in a grading's environment
+START_SECONDS = 60.0
+
+
+class GpuWorker:
+    """The batch's handle on one slot's worker (the process is its child)."""
+
+    def __init__(self, folder: Path, env: Mapping[str, str], limits: ResourceLimits | None = None,
+                 backend: str = "gpu") -> None:
+        self.root = folder
+        self.backend = backend  # "emu" only in tests: the protocol is the same
+        self.env = dict(env)
+        self.limits = limits or ResourceLimits(cpu_seconds=None, address_space_bytes=None)
+        self.proc: subprocess.Popen | None = None
+        self._generation = 0
+
+    @property
+    def folder(self) -> Path:
+        """This worker's folder (a fresh one per process: tickets of a dead worker stay with it)."""
+        return self.root / f"w{self._generation}"
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def start(self) -> bool:
+        """Start a worker and wait until its device is open; whether it is ready."""
+        self.stop()
+        self._generation += 1
+        folder = self.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "backend").write_text(self.backend)
+        log = open(folder / "worker.log", "ab")
+        try:
+            self.proc = subprocess.Popen(python_argv("grader.run.child.runner", "--serve", str(folder), self.backend),
+                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
+                                         env=self.env, start_new_session=True, preexec_fn=_limit_setter(self.limits))
+        except OSError:
+            self.proc = None
+            return False
+        finally:
+            log.close()
+        (folder / "pid").write_text(str(self.proc.pid))
+        deadline = time.monotonic() + START_SECONDS
+        while not (folder / "ready").exists():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                return False
+            time.sleep(0.01)
+        return True
+
+    def ensure(self) -> str | None:
+        """The folder a grading hands its jobs to, starting a worker if none runs; None if it cannot start."""
+        if not self.running and not self.start():
+            return None
+        return str(self.folder)
+
+    def stop(self) -> None:
+        """Kill the worker (and anything it started)."""
+        if self.proc is None:
+            return
+        _kill_group(self.proc.pid)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.proc = None
+
+
+def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap: int,
+            stop: threading.Event | None = None) -> ChildRun | None:
+    """Run job file `job` on the worker in `folder`, as run_child would run it in a fresh child: the
+    ChildRun of what happened. None when no worker for `backend` is alive to take it (the caller
+    starts an ordinary child instead). A job past `timeout`, or stopped, is killed with the worker."""
+    where = Path(folder)
+    pid = _alive(where)
+    try:
+        same = (where / "backend").read_text() == backend
+    except OSError:
+        same = False
+    if pid is None or not same:
+        return None
+    n = 0
+    while (where / f"{n}.ticket").exists():
+        n += 1
+    out, err = job.with_suffix(".stdout"), job.with_suffix(".stderr")
+    ticket = where / f"{n}.ticket"
+    part = ticket.with_name(ticket.name + ".part")
+    part.write_text(json.dumps({"job": str(job.resolve()), "stdout": str(out.resolve()), "stderr": str(err.resolve())}))
+    os.replace(part, ticket)
+    started = time.monotonic()
+    deadline = started + timeout
+    done = where / f"{n}.done"
+    code: int | None = None
+    timed_out = False
+    checked = started
+    while True:
+        if done.exists():
+            try:
+                code = int(json.loads(done.read_text())["code"])
+                break
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # being renamed into place: read it again
+        now = time.monotonic()
+        if now > deadline or (stop is not None and stop.is_set()):
+            timed_out = now > deadline
+            _kill_group(pid)
+            code = -signal.SIGKILL
+            break
+        if now - checked > 0.2:
+            checked = now
+            if _alive(where) is None:  # it died in this job (a crash of the process): as a killed child
+                code = -signal.SIGKILL
+                break
+        time.sleep(0.002)
+    if code not in (0, None) and _alive(where) is not None and not done.exists():
+        _kill_group(pid)
+    stdout, stdout_bytes = _head(out, output_cap)
+    stderr, stderr_bytes = _head(err, output_cap)
+    return ChildRun(code, timed_out, time.monotonic() - started, stdout, stderr, stdout_bytes, stderr_bytes)
+
+
+def _alive(folder: Path) -> int | None:
+    """The worker's pid if it is ready and still running (a zombie is not)."""
+    try:
+        pid = int((folder / "ready").read_text())
+    except (OSError, ValueError):
+        return None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+    return None if state in (b"Z", b"X") else pid
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _head(path: Path, cap: int) -> tuple[str, int]:
+    """The first `cap` bytes of a job's output file as text, and its whole size."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            return f.read(cap).decode("utf-8", errors="replace"), size
+    except OSError:
+        return "", 0

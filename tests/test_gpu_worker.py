@@ -1,0 +1,91 @@
+"""grader.run.parent.gpu_worker: a batch slot's warm worker runs one grading's launch job after
+another in one process, and a job that hangs is killed with it. The protocol does not depend on
+the backend, so it is tested here on the emulator; tests/gpu/test_level2_gpu.py runs it on a GPU."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import api
+from grader.compile import compile_source
+from grader.exercise import load
+from grader.run.parent import gpu_worker
+from grader.run.parent.gpu_worker import GpuWorker, run_job
+from grader.run.parent.supervisor import TaskSupervisor, read_results
+from grader.run.tasks import Task
+
+ROOT = Path(__file__).resolve().parent.parent
+LEVEL2 = ROOT / "exercises" / "level2"
+
+
+def _ptx(tmp_path: Path, name: str, path: Path) -> str:
+    compiled = compile_source(path.read_text(), path.name)
+    assert compiled.ok, compiled.log
+    out = tmp_path / f"{name}.ptx"
+    out.write_text(compiled.ptx)
+    return str(out)
+
+
+def _job(folder: Path, stem: str, module: str, tasks: list[Task]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    job = folder / f"{stem}.json"
+    job.write_text(json.dumps({"exercise": str(LEVEL2), "backend": "emu", "modules": {"submission": module},
+                               "results": str(folder / f"{stem}.jsonl"), "tasks": [t.to_json() for t in tasks],
+                               "step_limit": 200_000, "budget": False}))
+    return job
+
+
+@pytest.fixture
+def worker(tmp_path):
+    w = GpuWorker(tmp_path / "worker", api.child_env(tmp_path), backend="emu")
+    assert w.ensure() is not None
+    yield w
+    w.stop()
+
+
+def test_two_gradings_jobs_run_in_one_worker(tmp_path, worker):
+    solution = _ptx(tmp_path, "solution", ROOT / "reference" / "level2" / "solution.cu")
+    skeleton = _ptx(tmp_path, "skeleton", LEVEL2 / "skeleton.cu")
+    pid = worker.proc.pid
+    task = Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))
+    first = run_job(worker.folder, _job(tmp_path / "a", "job0", solution, [task]), backend="emu", timeout=60, output_cap=4096)
+    second = run_job(worker.folder, _job(tmp_path / "b", "job0", skeleton, [task]), backend="emu", timeout=60, output_cap=4096)
+    assert first is not None and second is not None
+    assert first.returncode == 0 and second.returncode == 0 and not first.timed_out
+    assert read_results(tmp_path / "a" / "job0.jsonl")["correctness:0"].succeeded
+    assert not read_results(tmp_path / "b" / "job0.jsonl")["correctness:0"].succeeded  # the skeleton computes nothing
+    assert worker.running and worker.proc.pid == pid  # one process for both
+    # A worker for another backend does not take the job.
+    assert run_job(worker.folder, _job(tmp_path / "c", "job0", skeleton, [task]), backend="gpu", timeout=5, output_cap=4096) is None
+
+
+def test_a_job_past_its_limit_is_killed_with_the_worker_and_the_next_grading_gets_a_fresh_one(tmp_path, worker):
+    solution = _ptx(tmp_path, "solution", ROOT / "reference" / "level2" / "solution.cu")
+    never = tmp_path / "never-created"
+    stuck = Task(id="time:submission", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,), after=str(never))
+    started = time.monotonic()
+    run = run_job(worker.folder, _job(tmp_path / "a", "job0", solution, [stuck]), backend="emu", timeout=1.0, output_cap=4096)
+    assert run is not None and run.timed_out and time.monotonic() - started < 5
+    time.sleep(0.2)
+    assert not worker.running
+    assert run_job(worker.folder, _job(tmp_path / "b", "job0", solution, [stuck]), backend="emu", timeout=1.0, output_cap=4096) is None
+    old = worker.folder
+    assert worker.ensure() is not None and worker.folder != old  # the slot's next grading
+
+
+def test_the_supervisor_hands_the_first_try_to_the_worker(tmp_path, worker):
+    solution = _ptx(tmp_path, "solution", ROOT / "reference" / "level2" / "solution.cu")
+    exercise = load(LEVEL2)
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp_path, modules={"emu": {"submission": solution}},
+                            limits=exercise.spec.limits, env={**api.child_env(tmp_path), gpu_worker.VARIABLE: str(worker.folder)})
+    tasks = [Task(id=f"correctness:{n}", kind="run", backend="emu", sizes={"N": n}, seeds=(1,)) for n in (17, 33)]
+    stage = runner.run(tasks, backend="emu")
+    assert all(stage.results[t.id].succeeded for t in tasks)
+    assert len(stage.children) == 1 and stage.children[0].returncode == 0
+    # The job ran in the worker: its ticket was answered, and no child of this process ran it.
+    assert (worker.folder / "0.done").exists() and worker.running
+    assert os.getpid() != worker.proc.pid
