@@ -127,11 +127,11 @@ def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: To
     margin) before it gives up."""
     wait = exercise.spec.limits.compile_seconds * 2 + 10
     early = {}
-    if not (backend == "gpu" and runner.env.get(gpu_worker.VARIABLE)):  # a batch slot's warm worker needs none
+    if not (backend == "gpu" and runner.env.get(gpu_worker.VARIABLE)):  # a batch slot's warm workers need none
         early[f"{backend} launches"] = runner.prestart(backend, wait=wait)
     if backend == "gpu" and exercise.solution_path.exists():
         early[NCU_STAGE] = ncu_prestart(exercise.spec, runner, tools, wait)
-    if exercise.spec.hidden_tests:
+    if exercise.spec.hidden_tests and not (backend == "gpu" and runner.env.get(gpu_worker.TESTS_VARIABLE)):
         early[HIDDEN_STAGE] = hidden_prestart(exercise, backend, runner, wait)
     return {stage: child for stage, child in early.items() if child is not None}
 

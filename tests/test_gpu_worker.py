@@ -89,3 +89,48 @@ def test_the_supervisor_hands_the_first_try_to_the_worker(tmp_path, worker):
     # The job ran in the worker: its ticket was answered, and no child of this process ran it.
     assert (worker.folder / "0.done").exists() and worker.running
     assert os.getpid() != worker.proc.pid
+
+
+def test_a_job_that_ends_the_worker_closes_it_before_answering(tmp_path, worker):
+    """A job after which the worker cannot go on (a broken CUDA context; here a grader failure, a module
+    file that is not there) is answered with its status, and the worker takes no further job: the
+    slot's next grading must not hand its job to a process that is shutting down."""
+    task = Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))
+    run = run_job(worker.folder, _job(tmp_path / "a", "job0", str(tmp_path / "missing.ptx"), [task]), backend="emu",
+                  timeout=30, output_cap=4096)
+    assert run is not None and run.returncode == 1 and not run.timed_out
+    assert "missing.ptx" in run.stderr  # the job's own stderr file, not the worker's log
+    assert not (worker.folder / "ready").exists() and not worker.running
+    assert run_job(worker.folder, _job(tmp_path / "b", "job0", str(tmp_path / "missing.ptx"), [task]), backend="emu",
+                   timeout=5, output_cap=4096) is None
+
+
+def test_hidden_tests_run_by_pytest_inside_the_worker_for_one_grading_after_another(tmp_path):
+    """The slot's second worker runs each grading's hidden tests in-process (pytest.main): the test
+    modules are imported afresh each time, the results file is the grading's own, and a failing
+    test does not end the worker."""
+    from grader.checks.hidden import JOB_VARIABLE, test_files
+
+    w = GpuWorker(tmp_path / "tests-worker", api.child_env(tmp_path), backend="emu")
+    assert w.ensure() is not None
+    try:
+        pid = w.proc.pid
+        outcomes = {}
+        for label, source in (("solution", ROOT / "reference" / "level2" / "solution.cu"), ("skeleton", LEVEL2 / "skeleton.cu")):
+            work = tmp_path / label
+            work.mkdir()
+            job = work / "hidden-job.json"
+            job.write_text(json.dumps({"exercise": str(LEVEL2), "backend": "emu", "module": _ptx(work, label, source),
+                                       "results": str(work / "hidden-results.jsonl"), "step_limit": 200_000, "reference": None}))
+            args = ["-q", "-p", "grader.run.child.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(work),
+                    *map(str, test_files(LEVEL2))]
+            run = run_job(w.folder, job, backend="emu", timeout=120, output_cap=65536, pytest_args=args,
+                          env={JOB_VARIABLE: str(job), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+            assert run is not None and run.returncode == 0 and not run.timed_out, run
+            lines = (work / "hidden-results.jsonl").read_text().splitlines()
+            outcomes[label] = {json.loads(line)["outcome"] for line in lines}
+            assert "passed" in run.stdout or "failed" in run.stdout  # pytest's own summary, in this job's stdout
+        assert outcomes["solution"] == {"passed"} and "failed" in outcomes["skeleton"]
+        assert w.running and w.proc.pid == pid
+    finally:
+        w.stop()

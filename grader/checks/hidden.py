@@ -8,6 +8,7 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..exercise import Exercise
+from ..run.parent import gpu_worker
 from ..run.parent.sandbox import StartedChild, python_argv, start_child
 from ..spec import CheckSpec, Limits
 from ..run.parent.supervisor import TaskSupervisor, child_limits, write_atomically
@@ -98,22 +99,29 @@ def _write_job(ctx: Context) -> Path:
     return job
 
 
+def _pytest_args(runner: TaskSupervisor, exercise_root: Path) -> list[str]:
+    return ["-q", "-p", "grader.run.child.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
+            *map(str, test_files(exercise_root))]
+
+
 def _start(runner: TaskSupervisor, exercise_root: Path, limits: Limits, backend: str, early: str | None = None) -> StartedChild:
     """Start pytest on the hidden test files. Third-party pytest plugins installed on the machine are
     not loaded: the plugin named here is the only one hidden tests need, and another could change
     what a test reports."""
     env = dict(runner.env)
-    env[JOB_VARIABLE] = str(_job_path(runner.workdir))
-    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env.update(_pytest_env(runner))
     if early:
         env[EARLY_VARIABLE] = early
-    argv = python_argv("pytest", "-q", "-p", "grader.run.child.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(runner.workdir),
-                       *map(str, test_files(exercise_root)))
+    argv = python_argv("pytest", *_pytest_args(runner, exercise_root))
     # The same rlimits as the launch child's: the tests run the kernel (on the emulator, its memory
     # cap too), so a kernel that allocates without bound stops here as it does there.
     wait = limits.compile_seconds * 2 + 10 if early else 0.0
     return start_child(argv, env=env, cwd=str(runner.workdir), output_cap=limits.output_bytes,
                        limits=child_limits(limits, wait + limits.run_seconds, backend))
+
+
+def _pytest_env(runner: TaskSupervisor) -> dict[str, str]:
+    return {JOB_VARIABLE: str(_job_path(runner.workdir)), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 def hidden_prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, wait: float) -> StartedChild | None:
@@ -140,7 +148,14 @@ def _run_child(ctx: Context, started: StartedChild | None = None) -> tuple[str |
     """Run the hidden test files in a pytest child (or let the one started early go on): why it
     stopped early (None when it finished), and whether that was the grader's fault, not the kernel's."""
     with ctx.runner.clock.measure(STAGE):
-        child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.spec.limits.run_seconds)
+        child = None
+        worker = ctx.runner.env.get(gpu_worker.TESTS_VARIABLE)
+        if started is None and worker:  # a batch slot's warm worker runs them on its device
+            child = gpu_worker.run_job(worker, _job_path(ctx.runner.workdir), backend=ctx.backend,
+                                       timeout=ctx.spec.limits.run_seconds, output_cap=ctx.spec.limits.output_bytes,
+                                       pytest_args=_pytest_args(ctx.runner, ctx.exercise.root), env=_pytest_env(ctx.runner))
+        if child is None:
+            child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.spec.limits.run_seconds)
     if child.timed_out:
         return "stopped at the time limit", False
     if child.returncode in (0, 1):  # pytest exits 1 when a test failed

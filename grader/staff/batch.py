@@ -49,6 +49,7 @@ from ..exercise import Exercise
 from ..checks.counters import ncu_metrics
 from ..run.parent.fork_server import VARIABLE as FORK_SERVER_VARIABLE
 from ..run.parent.fork_server import ForkServer
+from ..run.parent.gpu_worker import TESTS_VARIABLE as GPU_TEST_WORKER_VARIABLE
 from ..run.parent.gpu_worker import VARIABLE as GPU_WORKER_VARIABLE
 from ..run.parent.gpu_worker import GpuWorker
 from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
@@ -603,11 +604,13 @@ class WarmSlot:
         self._failed = False
         # On a GPU slot, a worker that keeps its CUDA context for the slot's gradings' launches
         # (grader.run.parent.gpu_worker): the driver makes contexts one at a time for the whole machine.
-        self.gpu: GpuWorker | None = None
+        # One for the launches, one for the hidden tests, which run beside them.
+        self.gpu: dict[str, GpuWorker] = {}
         if ctx.backend == "gpu" and ctx.exercise.kind != "python":
-            folder = ctx.scratch / f"gpu-worker-{index}"
-            self.gpu = GpuWorker(folder, {**api.child_env(folder), **slot, TAG_VARIABLE: self.tag})
-        self._gpu_failed = False
+            for variable, name in ((GPU_WORKER_VARIABLE, "launches"), (GPU_TEST_WORKER_VARIABLE, "tests")):
+                folder = ctx.scratch / f"gpu-worker-{index}-{name}"
+                self.gpu[variable] = GpuWorker(folder, {**api.child_env(folder), **slot, TAG_VARIABLE: self.tag})
+        self._gpu_failed: set[str] = set()
 
     @classmethod
     def make(cls, ctx: BatchContext, slot: Mapping[str, str], index: int) -> "WarmSlot | None":
@@ -625,14 +628,19 @@ class WarmSlot:
             self._failed = not self.server.start()
         return self.server.address if self.server.running else None
 
-    def gpu_worker(self) -> str | None:
-        """The folder of the slot's warm GPU worker, starting one if none runs; None without one (the
-        gradings then launch in ordinary children)."""
-        if self.gpu is None or self._gpu_failed:
-            return None
-        folder = self.gpu.ensure()
-        self._gpu_failed = folder is None  # a worker that cannot start is not tried again for every grading
-        return folder
+    def gpu_workers(self) -> dict[str, str]:
+        """The environment that names the slot's warm GPU workers (their folders), starting those not
+        running; empty without them (the gradings then use ordinary children)."""
+        env = {}
+        for variable, worker in self.gpu.items():
+            if variable in self._gpu_failed:
+                continue
+            folder = worker.ensure()
+            if folder is None:
+                self._gpu_failed.add(variable)  # one that cannot start is not tried again for every grading
+            else:
+                env[variable] = folder
+        return env
 
     @property
     def running(self) -> bool:
@@ -643,17 +651,17 @@ class WarmSlot:
         """Leave nothing of this grading behind for the next."""
         if graded.status in ("timeout", "grader-error") or not self.server.running:
             self.server.stop()
-            kill_tagged(self.tag)  # its forked children, whatever state it was in (the GPU worker too)
-            if self.gpu is not None:
-                self.gpu.stop()
+            kill_tagged(self.tag)  # its forked children, whatever state it was in (the GPU workers too)
+            for worker in self.gpu.values():
+                worker.stop()
         elif self.server.running:
             self.server.kill_children()
 
     def close(self) -> None:
         """Stop the server, the GPU worker and everything they started."""
         self.server.close()
-        if self.gpu is not None:
-            self.gpu.stop()
+        for worker in self.gpu.values():
+            worker.stop()
         kill_tagged(self.tag)
 
 
@@ -665,9 +673,8 @@ def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop:
     tag = f"{ctx.tag_root}:{entry.student}"
     address = warm.address() if warm is not None else None
     env = {**slot, FORK_SERVER_VARIABLE: address} if address else dict(slot)
-    worker = warm.gpu_worker() if warm is not None else None
-    if worker:
-        env[GPU_WORKER_VARIABLE] = worker
+    if warm is not None:
+        env.update(warm.gpu_workers())
     graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
                             env=env, scratch=ctx.scratch, tag=tag)
     if warm is not None:

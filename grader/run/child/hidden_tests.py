@@ -28,7 +28,10 @@ from ...checks.hidden import EARLY_VARIABLE, JOB_VARIABLE
 from .launch_budget import Budgets
 from ..parent.supervisor import wait_for_file
 
-_EARLY: dict[str, Any] = {}  # the device opened before the job existed
+_EARLY: dict[str, Any] = {}  # the device opened before the job existed (or a warm worker's own)
+# Called with the exit status just before a hung kernel ends the process (a warm worker answers its
+# job first, grader.run.child.runner.serve).
+BEFORE_EXIT: list[Any] = []
 
 
 def pytest_configure(config) -> None:
@@ -82,9 +85,12 @@ class _Session:
         if inputs is None:
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
         budget = self.budgets.for_sizes(sizes)  # the reference's cost at this size, measured before this launch
-        with self.device.using():  # a share of the GPU per launch, as the runner holds one per task
+        with self.device.using():  # a share of the GPU per launch, as the runner holds one per launch
             done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
                                  step_limit=budget.step_limit, seconds=budget.seconds)
+            if not done.outcome.fatal:
+                # Zeroed before their memory is reused: in a batch's warm worker the next submission runs here.
+                getattr(self.device, "scrub", self.device.free)(list(done.buffers.values()))
         outcome = budget.explain(done.outcome)
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
@@ -106,6 +112,8 @@ def pytest_unconfigure(config) -> None:
     """After a GPU kernel was left running, exit at once: the interpreter's own shutdown would wait for
     it (every test's outcome is already in the results file)."""
     if _SESSION and _SESSION[0].hung:
+        for hook in BEFORE_EXIT:
+            hook(1)
         os._exit(1)  # pytest's "some tests failed"
 
 

@@ -87,6 +87,7 @@ def serve(folder: Path, backend: str) -> int:
             loaded = load_exercise(Path(root))
             exercises[root] = (loaded, Harness(loaded))
         exercise, harness = exercises[root]
+        done = folder / f"{n}.done"
         sys.stdout.flush()
         sys.stderr.flush()
         saved = os.dup(1), os.dup(2)
@@ -97,7 +98,10 @@ def serve(folder: Path, backend: str) -> int:
         os.chdir(job_path.parent)
         tempfile.tempdir = str(job_path.parent)
         try:
-            code = _run_job(job, job, exercise, harness, device, time.time(), release=getattr(device, "scrub", None))
+            if order.get("kind") == "pytest":
+                code = _hidden_tests(order, device, folder, done)
+            else:
+                code = _run_job(job, job, exercise, harness, device, time.time(), release=getattr(device, "scrub", None))
         except BaseException:  # noqa: BLE001 - a grader bug in one job: reported as a crash of that job
             import traceback
 
@@ -116,13 +120,58 @@ def serve(folder: Path, backend: str) -> int:
         if forget is not None:
             forget()
         _LAST_EXPECTED.clear()
-        done = folder / f"{n}.done"
-        part = done.with_name(done.name + ".part")
-        part.write_text(json.dumps({"code": 0 if code is None else code}))
-        os.replace(part, done)
         if code is not None:
-            return code  # the device is unusable (or the job failed in the grader): a fresh worker takes over
+            # The device is unusable (or the job failed in the grader): a fresh worker takes the next
+            # grading. Closed before answering, so no grading hands this one another job.
+            (folder / "ready").unlink(missing_ok=True)
+        _answer(done, code)
+        if code is not None:
+            os._exit(code)  # a broken context can hang the interpreter's own shutdown: nothing is left to save
     return 0
+
+
+def _answer(done: Path, code: int | None) -> None:
+    part = done.with_name(done.name + ".part")
+    part.write_text(json.dumps({"code": 0 if code is None else code}))
+    os.replace(part, done)
+
+
+def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: Path) -> int | None:
+    """A grading's hidden tests, run by pytest inside the warm worker on its device (their own child
+    would make a CUDA context of its own); None when the worker can go on, else pytest's status.
+    The exercise's test modules are imported afresh for each grading."""
+    import pytest
+
+    from . import hidden_tests
+
+    def closing(status: int) -> None:  # a kernel hung in a test: the process ends, answered first
+        (folder / "ready").unlink(missing_ok=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _answer(done, status)
+
+    saved = {k: os.environ.get(k) for k in order["env"]}
+    os.environ.update(order["env"])
+    hidden_tests._SESSION.clear()
+    hidden_tests._EARLY.clear()
+    hidden_tests._EARLY["device"] = device
+    hidden_tests.BEFORE_EXIT[:] = [closing]
+    before = set(sys.modules)
+    try:
+        status = int(pytest.main(list(order["args"])))
+    finally:
+        hidden_tests._SESSION.clear()
+        hidden_tests._EARLY.clear()
+        hidden_tests.BEFORE_EXIT.clear()
+        for name in set(sys.modules) - before:
+            if name.startswith("test_") or name.startswith("conftest"):
+                del sys.modules[name]
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return None if status in (0, 1) else status  # 0 or 1 (a test failed): the worker goes on
 
 
 def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:

@@ -5,7 +5,8 @@ the whole machine, whatever GPU each is for: on an H200 one context took 0.38 s 
 with 16 made at once (bench/context_startup.py), mostly in the kernel's driver. A batch of 100
 gradings made over 200 of them (each grading's launch child, its hidden tests, the profiler's
 children), so adding gradings, or GPUs, only lengthened that queue. A warm worker per slot runs the
-plain GPU launch jobs (correctness, race, timing) of one grading after another in one context.
+plain GPU launch jobs (correctness, race, timing) of one grading after another in one context, and a
+second one the hidden tests (pytest, run inside it).
 
 Isolation stays what the issue of warm workers asks for: a worker runs one grading's job at a time;
 every buffer it releases is zeroed first (grader.run.child.runner.serve, the timing's own pool), and
@@ -31,11 +32,14 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from .sandbox import ChildRun, ResourceLimits, _limit_setter, python_argv
 
-VARIABLE = "KERNEL_GRADER_GPU_WORKER"  # the folder of the slot's worker, in a grading's environment
+VARIABLE = "KERNEL_GRADER_GPU_WORKER"  # the folder of the slot's launch worker, in a grading's environment
+# The folder of the slot's second worker, for the hidden tests: they run beside the launches, whose
+# timing waits for them to finish, so one worker for both would wait for itself.
+TESTS_VARIABLE = "KERNEL_GRADER_GPU_TEST_WORKER"
 START_SECONDS = 60.0
 
 
@@ -58,7 +62,8 @@ class GpuWorker:
 
     @property
     def running(self) -> bool:
-        return self.proc is not None and self.proc.poll() is None
+        """Whether the worker runs and takes jobs (one that closed after a broken context does not)."""
+        return self.proc is not None and self.proc.poll() is None and (self.folder / "ready").exists()
 
     def start(self) -> bool:
         """Start a worker and wait until its device is open; whether it is ready."""
@@ -105,10 +110,13 @@ class GpuWorker:
 
 
 def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap: int,
-            stop: threading.Event | None = None) -> ChildRun | None:
+            stop: threading.Event | None = None, pytest_args: Sequence[str] | None = None,
+            env: Mapping[str, str] | None = None) -> ChildRun | None:
     """Run job file `job` on the worker in `folder`, as run_child would run it in a fresh child: the
     ChildRun of what happened. None when no worker for `backend` is alive to take it (the caller
-    starts an ordinary child instead). A job past `timeout`, or stopped, is killed with the worker."""
+    starts an ordinary child instead). A job past `timeout`, or stopped, is killed with the worker.
+    With `pytest_args`, the job is a grading's hidden tests: pytest runs them in the worker, with
+    `env` over its environment."""
     where = Path(folder)
     pid = _alive(where)
     try:
@@ -123,7 +131,10 @@ def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap:
     out, err = job.with_suffix(".stdout"), job.with_suffix(".stderr")
     ticket = where / f"{n}.ticket"
     part = ticket.with_name(ticket.name + ".part")
-    part.write_text(json.dumps({"job": str(job.resolve()), "stdout": str(out.resolve()), "stderr": str(err.resolve())}))
+    order = {"job": str(job.resolve()), "stdout": str(out.resolve()), "stderr": str(err.resolve())}
+    if pytest_args is not None:
+        order.update({"kind": "pytest", "args": list(pytest_args), "env": dict(env or {})})
+    part.write_text(json.dumps(order))
     os.replace(part, ticket)
     started = time.monotonic()
     deadline = started + timeout
