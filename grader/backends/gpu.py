@@ -81,6 +81,15 @@ class GpuDevice:
         self._current = module
         return module.get_function(kernel)
 
+    def healthy(self) -> bool:
+        """Whether the CUDA context still works (a warm worker asks after each job: an error a kernel
+        left behind must end the worker, not fail the next submission's launches)."""
+        try:
+            self.cp.cuda.Device().synchronize()
+            return int(self.cp.ones(1, dtype=self.cp.int32).sum().get()) == 1
+        except Exception:  # noqa: BLE001 - any CUDA error here means the context is gone
+            return False
+
     def forget_modules(self) -> None:
         """Unload every module loaded so far (a warm worker, between two submissions' jobs)."""
         self._modules.clear()

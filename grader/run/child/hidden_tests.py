@@ -73,6 +73,7 @@ class _Session:
 
         self.kernel = load_chain(self.device, job["module"], self.exercise.spec)
         self.hung = ""  # set when a GPU kernel was left running: the device cannot be used again
+        self.broken = False  # set when a launch left the CUDA context unusable (a warm worker must end)
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
         from .launch import launch_kernel
@@ -91,6 +92,7 @@ class _Session:
             if not done.outcome.fatal:
                 # Zeroed before their memory is reused: in a batch's warm worker the next submission runs here.
                 getattr(self.device, "scrub", self.device.free)(list(done.buffers.values()))
+        self.broken = self.broken or done.outcome.fatal
         outcome = budget.explain(done.outcome)
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())

@@ -97,9 +97,11 @@ def serve(folder: Path, backend: str) -> int:
         os.dup2(err, 2)
         os.chdir(job_path.parent)
         tempfile.tempdir = str(job_path.parent)
+        status = None  # the exit status the job's own child would have had, where it is not `code`
         try:
             if order.get("kind") == "pytest":
-                code = _hidden_tests(order, device, folder, done)
+                status, go_on = _hidden_tests(order, device, folder, done)
+                code = None if go_on else status or 1
             else:
                 code = _run_job(job, job, exercise, harness, device, time.time(), release=getattr(device, "scrub", None))
         except BaseException:  # noqa: BLE001 - a grader bug in one job: reported as a crash of that job
@@ -120,11 +122,13 @@ def serve(folder: Path, backend: str) -> int:
         if forget is not None:
             forget()
         _LAST_EXPECTED.clear()
+        if code is None and not getattr(device, "healthy", lambda: True)():
+            code = EXIT_FATAL if status is None else (status or 1)  # the job's own answer stays what it was
         if code is not None:
             # The device is unusable (or the job failed in the grader): a fresh worker takes the next
             # grading. Closed before answering, so no grading hands this one another job.
             (folder / "ready").unlink(missing_ok=True)
-        _answer(done, code)
+        _answer(done, code if status is None else status)
         if code is not None:
             os._exit(code)  # a broken context can hang the interpreter's own shutdown: nothing is left to save
     return 0
@@ -136,10 +140,11 @@ def _answer(done: Path, code: int | None) -> None:
     os.replace(part, done)
 
 
-def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: Path) -> int | None:
+def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: Path) -> tuple[int, bool]:
     """A grading's hidden tests, run by pytest inside the warm worker on its device (their own child
-    would make a CUDA context of its own); None when the worker can go on, else pytest's status.
-    The exercise's test modules are imported afresh for each grading."""
+    would make a CUDA context of its own): pytest's exit status, and whether the worker can go on (not
+    after a launch that broke the CUDA context, nor after pytest could not do its job). The
+    exercise's test modules are imported afresh for each grading."""
     import pytest
 
     from . import hidden_tests
@@ -157,9 +162,11 @@ def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: 
     hidden_tests._EARLY["device"] = device
     hidden_tests.BEFORE_EXIT[:] = [closing]
     before = set(sys.modules)
+    broken = False
     try:
         status = int(pytest.main(list(order["args"])))
     finally:
+        broken = any(session.broken for session in hidden_tests._SESSION)
         hidden_tests._SESSION.clear()
         hidden_tests._EARLY.clear()
         hidden_tests.BEFORE_EXIT.clear()
@@ -171,7 +178,7 @@ def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: 
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    return None if status in (0, 1) else status  # 0 or 1 (a test failed): the worker goes on
+    return status, status in (0, 1) and not broken  # 1: a test failed, as it may
 
 
 def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:
