@@ -135,3 +135,20 @@ def test_hidden_tests_run_by_pytest_inside_the_worker_for_one_grading_after_anot
         assert w.running and w.proc.pid == pid
     finally:
         w.stop()
+
+
+def test_a_worker_that_dies_before_taking_a_job_leaves_it_to_an_ordinary_child(tmp_path, worker, monkeypatch):
+    """Killed from outside between a grading's check and its ticket: the job never started, so
+    nothing may be charged to the submission; run_job says no worker took it (None)."""
+    solution = _ptx(tmp_path, "solution", ROOT / "reference" / "level2" / "solution.cu")
+    task = Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))
+    real_alive = gpu_worker._alive
+
+    def alive_then_killed(folder):
+        pid = real_alive(folder)
+        worker.stop()  # gone right after the check
+        return pid
+
+    monkeypatch.setattr(gpu_worker, "_alive", alive_then_killed)
+    assert run_job(worker.folder, _job(tmp_path / "a", "job0", solution, [task]), backend="emu", timeout=30,
+                   output_cap=4096) is None

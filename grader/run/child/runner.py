@@ -80,6 +80,7 @@ def serve(folder: Path, backend: str) -> int:
                 return 0  # the batch that started this worker is gone
             time.sleep(0.002)
         order = json.loads(ticket.read_text())
+        (folder / f"{n}.taken").touch()  # from here on, what happens is the job's: see gpu_worker.run_job
         job_path = Path(order["job"])
         job = json.loads(job_path.read_text())
         root = job["exercise"]

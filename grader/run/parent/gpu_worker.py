@@ -21,7 +21,9 @@ and anything a grading must restart, run in ordinary children as before.
 
 The folder named by $KERNEL_GRADER_GPU_WORKER holds `pid` and `ready` (the worker's pid once its
 device is open), `N.ticket` (job N: the job file, and files for its stdout and stderr) and `N.done`
-(its exit status), N counting up from 0.
+(its exit status), N counting up from 0; `N.claim` reserves a number, `N.taken` says the worker
+has started the job (a worker that dies before that leaves the job to an ordinary child: the
+grader's failure is never charged to the submission).
 """
 from __future__ import annotations
 
@@ -126,8 +128,12 @@ def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap:
     if pid is None or not same:
         return None
     n = 0
-    while (where / f"{n}.ticket").exists():
-        n += 1
+    while True:  # claim the next number (one grading at a time uses a worker, but never two on one number)
+        try:
+            os.close(os.open(where / f"{n}.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            break
+        except FileExistsError:
+            n += 1
     out, err = job.with_suffix(".stdout"), job.with_suffix(".stderr")
     ticket = where / f"{n}.ticket"
     part = ticket.with_name(ticket.name + ".part")
@@ -157,29 +163,34 @@ def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap:
             break
         if now - checked > 0.2:
             checked = now
-            if _alive(where) is None:  # it died in this job (a crash of the process): as a killed child
-                code = -signal.SIGKILL
+            if not _running(pid) and not done.exists():
+                if not (where / f"{n}.taken").exists():
+                    return None  # it went away before taking the job: the grader's loss, run it elsewhere
+                code = -signal.SIGKILL  # it died during this job (a crash of the process): as a killed child
                 break
         time.sleep(0.002)
-    if code not in (0, None) and _alive(where) is not None and not done.exists():
-        _kill_group(pid)
     stdout, stdout_bytes = _head(out, output_cap)
     stderr, stderr_bytes = _head(err, output_cap)
     return ChildRun(code, timed_out, time.monotonic() - started, stdout, stderr, stdout_bytes, stderr_bytes)
 
 
 def _alive(folder: Path) -> int | None:
-    """The worker's pid if it is ready and still running (a zombie is not)."""
+    """The worker's pid if it takes jobs: ready (not closed) and still running."""
     try:
         pid = int((folder / "ready").read_text())
     except (OSError, ValueError):
         return None
+    return pid if _running(pid) else None
+
+
+def _running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie does not)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             state = stat.read().rsplit(b")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return None
-    return None if state in (b"Z", b"X") else pid
+        return False
+    return state not in (b"Z", b"X")
 
 
 def _kill_group(pid: int) -> None:
