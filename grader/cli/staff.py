@@ -45,7 +45,9 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
               help="gpu, emu (the CPU emulator), or auto: the GPU if one is visible.")
 @click.option("--warm/--no-warm", default=True, show_default=True,
               help="Start each grading's Python children by forking a warm process per slot that imported the "
-                   "grader once (Linux; same isolation, limits and results). --no-warm: a fresh interpreter each.")
+                   "grader once, and on a GPU run each slot's launches and hidden tests in two warm workers that "
+                   "keep their CUDA context (Linux; same isolation, limits and results). --no-warm: a fresh "
+                   "interpreter and CUDA context each.")
 @click.option("--timeout", type=click.FloatRange(min=1), help="Seconds allowed per submission before it is stopped "
               "and recorded as a timeout. Default: from the exercise's [limits] (compile x2 + run + 60 s).")
 @click.option("--seed", type=int, help="One base seed for every student (reproducible inputs). Default: fresh per student.")
