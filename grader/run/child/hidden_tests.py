@@ -30,7 +30,7 @@ from ..parent.supervisor import wait_for_file
 
 _EARLY: dict[str, Any] = {}  # the device opened before the job existed (or a warm worker's own)
 # Called with the exit status just before a hung kernel ends the process (a warm worker answers its
-# job first, grader.run.child.runner.serve).
+# job first, grader.run.child.warm_worker).
 BEFORE_EXIT: list[Any] = []
 
 

@@ -4,15 +4,12 @@ Run as `python -m grader.run.child.runner JOB.json`. The parent (grader.run.pare
 sandbox, possibly wrapped by ncu or compute-sanitizer. Results go to the job's results file,
 never to stdout, which belongs to the student's printf.
 
-`python -m grader.run.child.runner --serve FOLDER BACKEND` is a warm worker instead (a batch's GPU
-slot keeps one, grader.run.parent.gpu_worker): it opens the device once, then runs the jobs handed
-to it through FOLDER one after another, each with its own stdout and stderr files, zeroing every
-buffer it releases and unloading each job's modules, until a job leaves the device unusable.
+A batch's warm GPU workers (grader.run.child.warm_worker) run the same jobs, one grading's after
+another, in one process.
 """
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import sys
@@ -37,8 +34,6 @@ MAX_FIRST_BAD = 1
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--serve"]:
-        return serve(Path(argv[1]), argv[2])
     job_path = Path(argv[0])
     exercise = device = None
     if argv[1:2] == ["--prestart"]:
@@ -58,128 +53,6 @@ def main(argv: list[str]) -> int:
         return _run_jobs(job, exercise, harness, device, ready)
     code = _run_job(job, job, exercise, harness, device, ready)
     return 0 if code is None else code
-
-
-def serve(folder: Path, backend: str) -> int:
-    """The warm worker's loop (see the module's docstring). Tickets are FOLDER/N.ticket (JSON: the job
-    file, and the files for its stdout and stderr), taken in order N = 0, 1, ...; each is answered by
-    FOLDER/N.done (JSON: the exit status the job would have had as a child of its own) once its
-    results are written. A job that leaves the device unusable ends the worker after its answer."""
-    import signal
-    import tempfile
-
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # output over the file-size limit is dropped, not fatal
-    device = open_device(backend)
-    parent = os.getppid()
-    exercises: dict[str, tuple[Exercise, Harness]] = {}
-    (folder / "ready").write_text(str(os.getpid()))
-    for n in itertools.count():
-        ticket = folder / f"{n}.ticket"
-        while not ticket.exists():
-            if os.getppid() != parent:
-                return 0  # the batch that started this worker is gone
-            time.sleep(0.002)
-        order = json.loads(ticket.read_text())
-        (folder / f"{n}.taken").touch()  # from here on, what happens is the job's: see gpu_worker.run_job
-        job_path = Path(order["job"])
-        job = json.loads(job_path.read_text())
-        root = job["exercise"]
-        if root not in exercises:
-            loaded = load_exercise(Path(root))
-            exercises[root] = (loaded, Harness(loaded))
-        exercise, harness = exercises[root]
-        done = folder / f"{n}.done"
-        sys.stdout.flush()
-        sys.stderr.flush()
-        saved = os.dup(1), os.dup(2)
-        out = os.open(order["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        err = os.open(order["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.dup2(out, 1)
-        os.dup2(err, 2)
-        os.chdir(job_path.parent)
-        tempfile.tempdir = str(job_path.parent)
-        status = None  # the exit status the job's own child would have had, where it is not `code`
-        try:
-            if order.get("kind") == "pytest":
-                status, go_on = _hidden_tests(order, device, folder, done)
-                code = None if go_on else status or 1
-            else:
-                code = _run_job(job, job, exercise, harness, device, time.time(), release=getattr(device, "scrub", None))
-        except BaseException:  # noqa: BLE001 - a grader bug in one job: reported as a crash of that job
-            import traceback
-
-            traceback.print_exc()
-            code = 1
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in (out, err, *saved):
-                os.close(fd)
-        # Nothing of this job stays loaded for the next: its modules (and their __device__ data), the
-        # host copy of its reference results.
-        forget = getattr(device, "forget_modules", None)
-        if forget is not None:
-            forget()
-        _LAST_EXPECTED.clear()
-        if code is None and not getattr(device, "healthy", lambda: True)():
-            code = EXIT_FATAL if status is None else (status or 1)  # the job's own answer stays what it was
-        if code is not None:
-            # The device is unusable (or the job failed in the grader): a fresh worker takes the next
-            # grading. Closed before answering, so no grading hands this one another job.
-            (folder / "ready").unlink(missing_ok=True)
-        _answer(done, code if status is None else status)
-        if code is not None:
-            os._exit(code)  # a broken context can hang the interpreter's own shutdown: nothing is left to save
-    return 0
-
-
-def _answer(done: Path, code: int | None) -> None:
-    part = done.with_name(done.name + ".part")
-    part.write_text(json.dumps({"code": 0 if code is None else code}))
-    os.replace(part, done)
-
-
-def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: Path) -> tuple[int, bool]:
-    """A grading's hidden tests, run by pytest inside the warm worker on its device (their own child
-    would make a CUDA context of its own): pytest's exit status, and whether the worker can go on (not
-    after a launch that broke the CUDA context, nor after pytest could not do its job). The
-    exercise's test modules are imported afresh for each grading."""
-    import pytest
-
-    from . import hidden_tests
-
-    def closing(status: int) -> None:  # a kernel hung in a test: the process ends, answered first
-        (folder / "ready").unlink(missing_ok=True)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        _answer(done, status)
-
-    saved = {k: os.environ.get(k) for k in order["env"]}
-    os.environ.update(order["env"])
-    hidden_tests._SESSION.clear()
-    hidden_tests._EARLY.clear()
-    hidden_tests._EARLY["device"] = device
-    hidden_tests.BEFORE_EXIT[:] = [closing]
-    before = set(sys.modules)
-    broken = False
-    try:
-        status = int(pytest.main(list(order["args"])))
-    finally:
-        broken = any(session.broken for session in hidden_tests._SESSION)
-        hidden_tests._SESSION.clear()
-        hidden_tests._EARLY.clear()
-        hidden_tests.BEFORE_EXIT.clear()
-        for name in set(sys.modules) - before:
-            if name.startswith("test_") or name.startswith("conftest"):
-                del sys.modules[name]
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-    return status, status in (0, 1) and not broken  # 1: a test failed, as it may
 
 
 def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:

@@ -9,7 +9,7 @@ plain GPU launch jobs (correctness, race, timing) of one grading after another i
 second one the hidden tests (pytest, run inside it).
 
 Isolation stays what the issue of warm workers asks for: a worker runs one grading's job at a time;
-every buffer it releases is zeroed first (grader.run.child.runner.serve, the timing's own pool), and
+every buffer it releases is zeroed first (grader.run.child.warm_worker, the timing's own pool), and
 each job's modules are unloaded before the next; a job that hangs or floods is killed with the
 worker, and a job that breaks the context ends the worker; either way only that grading's verdict
 says so, and the slot starts a fresh worker for the next grading. Jobs under ncu or a sanitizer,
@@ -17,9 +17,9 @@ and anything a grading must restart, run in ordinary children as before.
 
     batch (grader.staff.batch.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
     grading (grader.run.parent.supervisor)  run_job(): hands a job over, waits, returns a ChildRun
-    worker (grader.run.child.runner --serve FOLDER gpu)
+    worker (grader.run.child.warm_worker FOLDER gpu)
 
-The folder named by $KERNEL_GRADER_GPU_WORKER holds `pid` and `ready` (the worker's pid once its
+The folder named by $KERNEL_GRADER_GPU_WORKER (or $KERNEL_GRADER_GPU_TEST_WORKER) holds `pid` and `ready` (the worker's pid once its
 device is open), `N.ticket` (job N: the job file, and files for its stdout and stderr) and `N.done`
 (its exit status), N counting up from 0; `N.claim` reserves a number, `N.taken` says the worker
 has started the job (a worker that dies before that leaves the job to an ordinary child: the
@@ -76,7 +76,7 @@ class GpuWorker:
         (folder / "backend").write_text(self.backend)
         log = open(folder / "worker.log", "ab")
         try:
-            self.proc = subprocess.Popen(python_argv("grader.run.child.runner", "--serve", str(folder), self.backend),
+            self.proc = subprocess.Popen(python_argv("grader.run.child.warm_worker", str(folder), self.backend),
                                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
                                          env=self.env, start_new_session=True, preexec_fn=_limit_setter(self.limits))
         except OSError:
