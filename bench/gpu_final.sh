@@ -9,13 +9,7 @@ run() { echo "\$ $*"; "$@"; echo "[exit status $?]"; echo; }
   # First: does ncu know the atomic sector names the traffic check now asks for?
   run timeout 120 python3 -m grader profile exercises/reduction reference/reduction/wrong/atomic_per_thread.cu --size 8197 --backend gpu
   run timeout 120 python3 -m grader exercises/level2 reference/level2/solution.cu --backend gpu --html "$out/gpu-solution.html"
-  # Every exercise validated at once (each validation grades its reference, skeleton and wrong files).
-  for ex in exercises/*/; do
-    name=$(basename "$ex")
-    ( timeout 290 python3 -m grader validate "$ex" --backend gpu > "$out/validate-$name.log" 2>&1; echo "[exit status $?]" >> "$out/validate-$name.log" ) &
-  done
-  wait
-  for f in "$out"/validate-*.log; do echo "== $f"; grep -E "FAIL|valid|exit status" "$f"; done
+  bash bench/validate_all_gpu.sh "$out" 290
   tar -czf "$out/validate-logs.tgz" -C "$out" $(cd "$out" && ls validate-*.log) && rm -f "$out"/validate-*.log
   run timeout 45 python3 bench/ncu_golden.py exercises/reduction --sizes 1000,4099,8197 --out "$out/ncu_reduction.json"
   run timeout 45 python3 bench/ncu_golden.py exercises/softmax --sizes "rows=4,cols=1000;rows=8,cols=257" --out "$out/ncu_softmax.json"

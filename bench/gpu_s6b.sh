@@ -13,11 +13,6 @@ run() { echo "\$ $*"; "$@"; echo "[exit status $?]"; echo; }
     echo "[exit status $?] $(python3 -c "import sys; print(f'{float(sys.argv[2])-float(sys.argv[1]):.1f} s')" "$s" "$(date +%s.%N)")"
     python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print('score', d['score'], [(t['name'], t['status']) for t in d['tests']][:6])" "$out/hang-$(basename "$f" .cu).json"
   done
-  for ex in exercises/*/; do
-    name=$(basename "$ex")
-    ( timeout 280 python3 -m grader validate "$ex" --backend gpu > "$out/validate-$name.log" 2>&1; echo "[exit status $?]" >> "$out/validate-$name.log" ) &
-  done
-  wait
-  for f in "$out"/validate-*.log; do echo "== $f"; grep -E "FAIL|valid|exit status|promises" "$f"; done
+  bash bench/validate_all_gpu.sh "$out" 280 "FAIL|valid|exit status|promises"
   run timeout 120 python3 -m pytest -m gpu -q -p no:cacheprovider tests/gpu/test_level2_gpu.py -k batch_profiles
 } 2>&1 | tee "$out/gpu-s6b.log"

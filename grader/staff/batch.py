@@ -602,9 +602,9 @@ class WarmSlot:
         env = {**os.environ, **slot, TAG_VARIABLE: self.tag, "PYTHONHASHSEED": "0"}
         self.server = ForkServer(env, gpu=ctx.backend == "gpu")
         self._failed = False
-        # On a GPU slot, a worker that keeps its CUDA context for the slot's gradings' launches
-        # (grader.run.parent.gpu_worker): the driver makes contexts one at a time for the whole machine.
-        # One for the launches, one for the hidden tests, which run beside them.
+        # On a GPU slot, two workers that keep their CUDA context for the slot's gradings (the driver
+        # makes contexts one at a time for the whole machine; grader.run.parent.gpu_worker): one for
+        # the launches, one for the hidden tests, which run beside them.
         self.gpu: dict[str, GpuWorker] = {}
         if ctx.backend == "gpu" and ctx.exercise.kind != "python":
             for variable, name in ((GPU_WORKER_VARIABLE, "launches"), (GPU_TEST_WORKER_VARIABLE, "tests")):

@@ -84,22 +84,11 @@ def test_a_warm_worker_leaves_nothing_of_a_job_in_the_device_memory_it_reuses(tm
     from grader.compile import compile_source
     from grader.exercise import Harness, load
     from grader.run.child import runner
+    from grader.run.child.timing import _ScrubbedMemory
     from grader.run.parent.device_probe import probe
     from grader.run.tasks import Task
 
-    class Tracked:
-        """The default pool, remembering every block it hands out."""
-
-        def __init__(self):
-            self.pool = cp.cuda.MemoryPool()
-            self.blocks = {}
-
-        def malloc(self, size):
-            pointer = self.pool.malloc(size)
-            self.blocks[int(pointer.ptr)] = max(self.blocks.get(int(pointer.ptr), 0), int(pointer.mem.size))
-            return pointer
-
-    tracked = Tracked()
+    tracked = _ScrubbedMemory(cp)  # used only for its record of every block it hands out (never scrubbed here)
     cp.cuda.set_allocator(tracked.malloc)
     try:
         exercise = load(EXERCISE)

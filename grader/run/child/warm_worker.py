@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from ...backends import Device, open_device
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
+from ..parent.supervisor import write_atomically
 from ..tasks import EXIT_FATAL
 from . import runner
 
@@ -110,9 +111,7 @@ def _forget(device: Device) -> None:
 
 
 def _answer(done: Path, code: int | None) -> None:
-    part = done.with_name(done.name + ".part")
-    part.write_text(json.dumps({"code": 0 if code is None else code}))
-    os.replace(part, done)
+    write_atomically(done, json.dumps({"code": 0 if code is None else code}))
 
 
 def _hidden_tests(order: Mapping[str, Any], device: Device, folder: Path, done: Path) -> tuple[int, bool]:

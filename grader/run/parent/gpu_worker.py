@@ -135,13 +135,12 @@ def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap:
         except FileExistsError:
             n += 1
     out, err = job.with_suffix(".stdout"), job.with_suffix(".stderr")
-    ticket = where / f"{n}.ticket"
-    part = ticket.with_name(ticket.name + ".part")
+    from .supervisor import write_atomically  # here: the supervisor imports this module
+
     order = {"job": str(job.resolve()), "stdout": str(out.resolve()), "stderr": str(err.resolve())}
     if pytest_args is not None:
         order.update({"kind": "pytest", "args": list(pytest_args), "env": dict(env or {})})
-    part.write_text(json.dumps(order))
-    os.replace(part, ticket)
+    write_atomically(where / f"{n}.ticket", json.dumps(order))
     started = time.monotonic()
     deadline = started + timeout
     done = where / f"{n}.done"
