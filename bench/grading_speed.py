@@ -52,7 +52,9 @@ def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
     timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
-    return seconds, {"score": doc["score"], "failed": failed, "timeline": timeline, "cpu": cpu}
+    # inside grade() against the whole command: the rest is Python's start, imports and exit
+    inside = doc.get("execution_time", float("nan"))
+    return seconds, {"score": doc["score"], "failed": failed, "timeline": f"grade() {inside:.2f} s; {timeline}", "cpu": cpu}
 
 
 def _hand_verdict(hand: dict) -> str:
@@ -122,6 +124,24 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     return seconds, finished
 
 
+def without_check(exercise: Path, check: str, copy: Path) -> Path:
+    """A copy of the exercise whose spec.toml lacks the [checks.CHECK] table (and its sub-tables), in a
+    course folder of its own (COPY/exercises/NAME, with reference/NAME beside it)."""
+    shutil.copytree(exercise.parent.parent / "reference" / exercise.name, copy / "reference" / exercise.name)
+    copy = copy / "exercises" / exercise.name
+    shutil.copytree(exercise, copy)
+    kept, skipping = [], False
+    for line in (copy / "spec.toml").read_text().splitlines(keepends=True):
+        header = line.strip()
+        if header.startswith("["):
+            skipping = header.startswith(f"[checks.{check}]") or header.startswith(f"[checks.{check}.")
+        if not skipping:
+            kept.append(line)
+    (copy / "spec.toml").write_text("".join(kept))
+    print(f"graded without the {check} check ({copy})", flush=True)
+    return copy
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
@@ -139,9 +159,13 @@ def main() -> int:
     parser.add_argument("--mix", choices=("bench", "correct"), default="bench",
                         help="the batch's files: copies of the graded files (bench), or distinct correct kernels, the "
                              "reference with a comment of its own each (own bytes, seed and compile), graded in full")
+    parser.add_argument("--without", metavar="CHECK", default=None,
+                        help="a diagnostic: grade the batch with a copy of the exercise whose spec lacks this check "
+                             "(e.g. traffic), to measure what that check costs the batch")
     args = parser.parse_args()
     files = corpus()[:args.limit]
     tmp = Path(tempfile.mkdtemp(prefix="grading-speed-"))
+    exercise = without_check(EXERCISE, args.without, tmp / "course") if args.without else EXERCISE
     rows = []
     try:
         for path in ([] if args.batch_only else files):
@@ -166,7 +190,7 @@ def main() -> int:
                 (klass / f"student{i:03d}_{solution.stem}.cu").write_text(f"// student {i:03d}\n" + solution.read_text())
             else:
                 shutil.copy(src, klass / f"student{i:03d}_{src.stem}.cu")
-        batch = [sys.executable, "-m", "grader", "batch", str(EXERCISE), str(klass), "--out", str(tmp / "out"),
+        batch = [sys.executable, "-m", "grader", "batch", str(exercise), str(klass), "--out", str(tmp / "out"),
                  "--backend", args.backend, "--quiet"] + (["--workers", str(args.workers)] if args.workers else []) \
             + (["--per-gpu", str(args.per_gpu)] if args.per_gpu else []) \
             + (["--profile-group", str(args.profile_group)] if args.profile_group is not None else []) \

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 import time
 import threading
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -46,18 +46,42 @@ _PTX_TYPES = {"int": {"u32", "s32", "b32"}, "unsigned int": {"u32", "s32", "b32"
               "long long": {"u64", "s64", "b64"}, "unsigned long long": {"u64", "s64", "b64"}, "double": {"f64", "b64"}}
 
 
-def resolve_backend(requested: str) -> tuple[str, GpuInfo | None, str]:
-    """("gpu" | "emu", GPU info, note). --backend gpu without a GPU is a usage error with a one-line reason."""
+def resolve_backend(requested: str, answer: Future | None = None) -> tuple[str, GpuInfo | None, str]:
+    """("gpu" | "emu", GPU info, note). --backend gpu without a GPU is a usage error with a one-line
+    reason. `answer`: a probe already under way (ask_for_gpu), else the probe runs now."""
     if requested not in BACKENDS:
         raise UsageError(f"unknown backend {requested!r}; choose one of {', '.join(BACKENDS)}")
     if requested == "emu":
         return "emu", None, ""
-    info = probe()
+    info = answer.result() if answer is not None else probe()
     if info.available:
         return "gpu", info, ""
     if requested == "gpu":
         raise UsageError(f"--backend gpu: no usable GPU ({info.reason})")
     return "emu", None, f"No GPU is visible ({info.reason}), so this was graded on the CPU emulator; performance needs a GPU."
+
+
+def ask_for_gpu(requested: str) -> Future | None:
+    """Start the GPU probe in the background (None for --backend emu): the grading meanwhile reads
+    the submission and, on a machine with an NVIDIA driver, starts its GPU children."""
+    if requested == "emu" or requested not in BACKENDS:
+        return None
+    answer: Future = Future()
+
+    def ask() -> None:
+        try:
+            answer.set_result(probe())
+        except BaseException as exc:  # noqa: BLE001 - raised again where the answer is read
+            answer.set_exception(exc)
+
+    threading.Thread(target=ask, name="gpu-probe", daemon=True).start()
+    return answer
+
+
+def _driver_present() -> bool:
+    """Whether this machine has an NVIDIA driver at all (its device files): only then is it worth
+    starting GPU children before the probe has answered."""
+    return any(os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia/version"))
 
 
 def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: int | None = None,
@@ -69,11 +93,13 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
         from .pyexercise import grade as pygrade
 
         return pygrade.grade(exercise, Path(submission), seed=seed, started=started)
-    chosen, gpu, note = resolve_backend(backend)
+    if backend not in BACKENDS:
+        resolve_backend(backend)  # the usage error, before anything starts
+    answer = ask_for_gpu(backend)
     tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
-        return _grade(exercise, Path(submission), chosen, gpu, seed, tmp, started, [note] if note else [])
+        return _grade(exercise, Path(submission), backend, answer, seed, tmp, started)
     finally:
         if not keep_workdir and not workdir:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -88,13 +114,35 @@ def derive_seed(exercise_id: str, sha256: str | None, secret: str | None = None)
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "little") & 0x7FFFFFFF
 
 
-def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, seed: int | None, tmp: Path,
-           started: float, notes: list[str]) -> Report:
+def _grade(exercise: Exercise, path: Path, requested: str, answer: Future | None, seed: int | None, tmp: Path,
+           started: float) -> Report:
+    spec = exercise.spec
+    clock = StageClock(origin=started, origin_epoch=time.time() - (time.perf_counter() - started))
+    sub, verdict, where = notebook_module.read_checked(path, spec.limits)
+    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
+    early: dict = {}
+    try:
+        if verdict.ok and answer is not None and _driver_present():
+            # Started while the probe runs; kept only if it finds the GPU they were started for.
+            early = prestart(exercise, "gpu", runner, find_tools())
+        backend, gpu, note = resolve_backend(requested, answer)
+        if backend != "gpu":
+            for child in early.values():
+                child.cancel()
+            early = {}
+        notes = [note] if note else []
+        return _checked(exercise, path, sub, verdict, where, backend, gpu, seed, runner, early, notes)
+    finally:
+        for child in early.values():  # those no stage took: the submission did not compile, or no check needed them
+            child.cancel()
+
+
+def _checked(exercise: Exercise, path: Path, sub, verdict, where: notebook_module.SourceMap, backend: str,
+             gpu: GpuInfo | None, seed: int | None, runner: TaskSupervisor, early: dict, notes: list[str]) -> Report:
+    """The grading once the backend is known: refused, or compiled and checked."""
     spec = exercise.spec
     device = gpu.name if gpu else "CPU emulator"
-    clock = StageClock(origin=started, origin_epoch=time.time() - (time.perf_counter() - started))
-
-    sub, verdict, where = notebook_module.read_checked(path, spec.limits)
+    clock, started = runner.clock, runner.clock.origin
     if where.note():
         notes.append(where.note())
     if seed is None:
@@ -111,13 +159,9 @@ def _grade(exercise: Exercise, path: Path, backend: str, gpu: GpuInfo | None, se
         return report(tests, skipped, sha=sub.sha256 if sub else None)
 
     tools = find_tools() if backend == "gpu" else Tools()
-    runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, modules={}, limits=spec.limits, env=child_env(tmp), clock=clock)
-    early = prestart(exercise, backend, runner, tools)
-    try:
-        return _compile_and_check(exercise, sub, where, backend, gpu, seed, runner, tools, early, notes, report)
-    finally:
-        for child in early.values():  # those no stage took: the submission did not compile, or no check needed them
-            child.cancel()
+    if not early:  # (GPU children already started while the probe ran are kept)
+        early.update(prestart(exercise, backend, runner, tools))
+    return _compile_and_check(exercise, sub, where, backend, gpu, seed, runner, tools, early, notes, report)
 
 
 def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: Tools) -> dict:

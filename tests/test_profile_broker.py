@@ -272,7 +272,7 @@ def test_the_runner_runs_a_job_of_several_jobs_in_order_each_into_its_own_result
         def scrub(self, bufs):
             pass
 
-    def execute(task, exercise, harness, device, modules, budgets, release=None):
+    def execute(task, exercise, harness, device, modules, budgets, cases, release=None):
         order.append(f"{modules['submission']}:{task.id}")
         assert release == device.scrub  # a later job's kernel finds zeros where an earlier job's data was
         status = "error" if modules["submission"] == "bad" and task.module == "submission" else "ok"

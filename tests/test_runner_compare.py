@@ -23,3 +23,42 @@ def test_an_exact_comparison_that_fails_reports_a_json_safe_ratio():
     assert not result["ok"] and result["bad"] == 256
     assert result["worst_ratio"] == "inf"
     json.dumps(result, allow_nan=False)
+
+
+def _plain_compare(want, have, allowed):
+    """What compare reports about one output, the slow and obvious way: every element looked at."""
+    err = np.abs(have - want)
+    wrong = ~(err <= allowed)
+    finite = np.isfinite(err)
+    worst = 0.0
+    if finite.any():
+        worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+    first = [int(i) for i in np.argwhere(wrong)[0]] if wrong.any() else None
+    return int(wrong.sum()), worst, first
+
+
+def test_compare_names_the_first_wrong_element_and_the_worst_ratio_as_the_plain_way_does():
+    """The fast comparison (whole-array operations, argmax for the first wrong element) against a
+    plain one, on outputs with scattered errors, NaN, inf and exact elements, under a tolerance and
+    an exact spec."""
+    for exercise, shape, sizes, name in (("level2", (37, 37), {"N": 37}, "C"), ("histogram", (256,), {"n": 1000}, "bins")):
+        spec = load(ROOT / "exercises" / exercise).spec
+        rng = np.random.default_rng(7)
+        for trial in range(20):
+            want = rng.uniform(-1, 1, size=shape)
+            have = want + rng.choice([0.0, 1e-9, 0.5], size=shape, p=[0.8, 0.15, 0.05])
+            flat = have.reshape(-1)
+            for value in rng.choice([np.nan, np.inf, -np.inf], size=trial % 4):
+                flat[rng.integers(flat.size)] = value
+            if trial == 0:
+                have = want.copy()  # nothing wrong: no first element, ratio from the exact ones
+            result = compare(spec, sizes, {name: have.astype(np.float32)}, {name: want}, {name: np.abs(want)})
+            got = have.astype(np.float32).astype(np.float64)
+            terms = sizes.get("N", 1)
+            tol = spec.tolerance
+            allowed = tol.atol + tol.rtol * np.abs(want) + tol.ulps * 2.0**-24 * max(terms, 1.0) * np.abs(want)
+            with np.errstate(invalid="ignore", over="ignore"):
+                bad, worst, first = _plain_compare(want, got, allowed)
+            assert result["bad"] == bad
+            assert (result["first"] or {}).get("index") == first
+            assert result["worst_ratio"] == (round(worst, 4) if np.isfinite(worst) else str(worst))

@@ -12,6 +12,7 @@ import numpy as np
 from grader.backends.base import Buffer, LaunchOutcome, poison_fill
 from grader.exercise import Harness, load
 from grader.run.child import runner
+from grader.run.child.cases import CaseSource
 from grader.run.child.launch_budget import Budgets
 from grader.run.tasks import Task
 
@@ -86,7 +87,8 @@ def test_the_reference_is_computed_without_a_share_of_the_gpu():
     harness = _WatchedHarness(exercise, device)
     budgets = Budgets(exercise.spec, harness, "gpu", None, step_limit=200_000)
     task = Task(id="run:test", kind="run", backend="gpu", sizes={"n": 1000}, seeds=(1,))
-    record, outcome = runner._launch_once(task, 1, exercise.spec, harness, device, "vector_add", budgets.fixed())
+    cases = CaseSource(harness, [])  # nothing made ahead: the case is made at the launch, as the test watches
+    record, outcome = runner._launch_once(task, 1, exercise.spec, cases, device, "vector_add", budgets.fixed())
     assert record["compare"]["ok"], record
     held = dict(device.log)
     assert held["launch"] and held["upload"] and held["download"] and held["canaries"] and held["free"]

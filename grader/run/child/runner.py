@@ -17,13 +17,20 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-import numpy as np
+if __name__ == "__main__" and sys.argv[2:4] == ["--prestart", "gpu"]:
+    # Before the imports below: the CUDA context is made while they run (grader.run.child.cuda_context).
+    from .cuda_context import open_early
+
+    open_early()
+
+import numpy as np  # noqa: E402 - after the context's start, on purpose
 
 from ... import expressions
 from ...backends import Device, open_device
 from ...backends.base import untouched
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
+from .cases import Case, CaseSource, planned_cases
 from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from ...spec import Spec
@@ -78,17 +85,23 @@ def _run_job(job: Mapping[str, Any], settings: Mapping[str, Any], exercise: Exer
     budgets = Budgets(exercise.spec, harness, settings["backend"], modules.get("reference") if settings.get("budget") else None,
                       step_limit=int(settings.get("step_limit", 200_000)), device=device)
     finished: dict[str, TaskResult] = {}
-    with open(job["results"], "a", encoding="utf-8") as out:
-        for raw in job["tasks"]:
-            code = _run_task(Task.from_json(raw), finished, out, ready, exercise, harness, device, modules, budgets,
-                             release=release)
-            if code is not None:
-                return code
+    tasks = [Task.from_json(raw) for raw in job["tasks"]]
+    cases = CaseSource(harness, planned_cases(tasks))
+    try:
+        with open(job["results"], "a", encoding="utf-8") as out:
+            for task in tasks:
+                code = _run_task(task, finished, out, ready, exercise, harness, device, modules, budgets, cases,
+                                 release=release)
+                if code is not None:
+                    return code
+    finally:
+        cases.close()
     return None
 
 
 def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: float, exercise: Exercise, harness: Harness,
-              device: Device, modules: Mapping[str, str], budgets: Budgets, release: Any = None) -> int | None:
+              device: Device, modules: Mapping[str, str], budgets: Budgets, cases: CaseSource,
+              release: Any = None) -> int | None:
     """Run one task and append its result line; the exit status when the process must stop now, else None."""
     started, waited_before = time.time(), _lock_wait(device)
     failed = unmet_requirements(task, finished)
@@ -104,7 +117,7 @@ def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: floa
         # Each launch holds its own share of the GPU (_launch_once), and a timing has the GPU alone
         # only for its timed launches (grader.run.child.timing): the CPU's part of a task (inputs,
         # the float64 reference, the comparison) never keeps another grading's timing waiting.
-        result, fatal = _execute(task, exercise, harness, device, modules, budgets, release)
+        result, fatal = _execute(task, exercise, harness, device, modules, budgets, cases, release)
     # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them. "waited":
     # the seconds of the task spent waiting for the GPU (other gradings' timings, or launches in
     # flight before this grading's own timing).
@@ -129,7 +142,7 @@ def _lock_wait(device: Device) -> float:
 
 
 def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str], budgets: Budgets,
-             release: Any = None):
+             cases: CaseSource, release: Any = None):
     spec = exercise.spec
     if task.kind == "time":
         from .timing import time_task
@@ -146,7 +159,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
             # budget again would only delay the verdict.
             launches.append({**earlier, "seed": seed, "seconds": 0.0, "repeated": True})
             break
-        record, outcome = _launch_once(task, seed, spec, harness, device, kernel, budget, release)
+        record, outcome = _launch_once(task, seed, spec, cases, device, kernel, budget, release)
         launches.append(record)
         if task.module == "submission" and outcome.findings.get("status") == "step-limit":
             budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
@@ -160,12 +173,12 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     return {"id": task.id, "status": status, "launches": launches}, False
 
 
-def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: Device, kernel: Any, budget: Budget,
+def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: Device, kernel: Any, budget: Budget,
                  release: Any = None):
     """One launch at one seed: its record and outcome. `release` frees its buffers (default: device.free)."""
     sizes = dict(task.sizes)
-    rng = np.random.default_rng(seed)
-    inputs = harness.make_inputs(sizes, rng)
+    case = cases.case(seed, sizes, reference=task.compare)
+    inputs = case.inputs
     damage: dict[str, Any] = {}
     # A share of the GPU for this launch's device work only (uploads, kernels, read-back, canaries,
     # release), not for the reference computed on the CPU below.
@@ -192,29 +205,21 @@ def _launch_once(task: Task, seed: int, spec: Spec, harness: Harness, device: De
     out_names = [p.name for p in spec.kernel.outputs]
     record["digest"] = hashlib.sha256(b"".join(outputs[n].tobytes() for n in out_names)).hexdigest()
     if task.compare and not outcome.error:
-        # The reference is computed only now, after the student's kernel has finished, and stays
-        # in host memory: no student code can ever read it.
-        expected, magnitude = _expected(harness, seed, sizes, inputs)
-        record["compare"] = compare(spec, sizes, {n: outputs[n] for n in out_names}, expected, magnitude)
+        # The reference lives in host memory only (grader.run.child.cases): no student code can read it.
+        record["compare"] = _compared(case, spec, sizes, {n: outputs[n] for n in out_names}, record["digest"])
     return record, outcome
 
 
-_LAST_EXPECTED: dict[tuple, tuple] = {}
+def _compared(case: Case, spec: Spec, sizes: Mapping[str, int], outputs: Mapping[str, np.ndarray], digest: str) -> dict[str, Any]:
+    """The comparison of these outputs with the case's reference; outputs identical to ones already
+    compared (the same digest: a repeated launch that gave the same bits) reuse that comparison."""
+    if digest not in case.compared:
+        case.compared[digest] = compare(spec, sizes, outputs, case.expected, case.magnitude)
+    return case.compared[digest]
 
 
 def _size_key(task: Task) -> tuple:
     return tuple(sorted(task.sizes.items()))
-
-
-def _expected(harness: Harness, seed: int, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray]):
-    """The float64 reference and its error scale; repeated launches with the same seed and sizes (the
-    race check's) reuse the last one rather than redo a large float64 product each time."""
-    key = (seed, tuple(sorted(sizes.items())))
-    if key not in _LAST_EXPECTED:
-        _LAST_EXPECTED.clear()
-        expected = harness.reference(inputs, sizes)
-        _LAST_EXPECTED[key] = (expected, harness.magnitude(inputs, sizes, expected))
-    return _LAST_EXPECTED[key]
 
 
 def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
@@ -238,13 +243,17 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
         count = int(np.count_nonzero(wrong))
         bad += count
         nan += int(np.count_nonzero(np.isnan(have)))
-        finite = np.isfinite(err)
-        if finite.any():
-            # An exact comparison allows 0: a wrong element's ratio to the floor overflows to inf.
-            with np.errstate(over="ignore"):
-                worst = max(worst, float(np.max(err[finite] / np.maximum(allowed[finite], 1e-300))))
+        # The worst ratio of error to tolerance over the finite errors; an exact comparison allows 0,
+        # so a wrong element's ratio to the floor overflows to inf. (Whole-array operations with
+        # `where=`: a large output is compared in milliseconds, not in copies of its finite part.)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            ratio = err / np.maximum(allowed, 1e-300)
+        highest = np.max(ratio, where=np.isfinite(err), initial=-np.inf)
+        if highest != -np.inf:  # some error was finite (a NaN here is kept, as before)
+            worst = max(worst, float(highest))
         if count and first is None:
-            idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+            # argmax of a boolean array is its first True: the first wrong element in C order
+            idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(wrong)), wrong.shape))
             first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
     # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
     return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,

@@ -22,7 +22,13 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...backends import Device, open_device
+if __name__ == "__main__" and sys.argv[2:3] == ["gpu"]:
+    # Before the imports below: the CUDA context is made while they run (grader.run.child.cuda_context).
+    from .cuda_context import open_early
+
+    open_early()
+
+from ...backends import Device, open_device  # noqa: E402 - after the context's start, on purpose
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
 from ..parent.supervisor import write_atomically
@@ -102,12 +108,11 @@ def _run_order(order: Mapping[str, Any], device: Device, exercises: dict[str, tu
 
 
 def _forget(device: Device) -> None:
-    """Nothing of a job stays loaded for the next: its modules (and their __device__ data), the host
-    copy of its reference results."""
+    """Nothing of a job stays loaded for the next: its modules (and their __device__ data). (Its inputs
+    and reference results were the job's own: grader.run.child.cases, closed when the job ended.)"""
     forget = getattr(device, "forget_modules", None)
     if forget is not None:
         forget()
-    runner._LAST_EXPECTED.clear()
 
 
 def _answer(done: Path, code: int | None) -> None:
