@@ -109,7 +109,6 @@ def test_a_warm_worker_leaves_nothing_of_a_job_in_the_device_memory_it_reuses(tm
         results = [json.loads(line) for line in (tmp_path / "job.jsonl").read_text().splitlines()]
         assert [r["status"] for r in results] == ["ok"] * len(tasks), results
         device.forget_modules()
-        runner._LAST_EXPECTED.clear()
         gc.collect()
         cp.cuda.Device().synchronize()
         assert tracked.blocks, "the job allocated nothing through the pool"
