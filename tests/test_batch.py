@@ -173,6 +173,12 @@ def test_batch_children_share_the_cores_among_their_math_threads(monkeypatch):
     slots = batch.plan_slots("gpu", None, 4, ["0"], cores=16)
     assert all(s["OPENBLAS_NUM_THREADS"] == "4" and s["OMP_NUM_THREADS"] == "4" for s in slots)
     assert batch.plan_slots("emu", None, 1, cores=3)[0]["MKL_NUM_THREADS"] == "1"
+    # GPU slots mostly wait on their GPU: at least 4 threads each where there are 4 cores, even when
+    # 16 slots share 32 cores (two GPUs, --per-gpu 8), never more than the machine has
+    two_gpus = batch.plan_slots("gpu", None, 8, ["0", "1"], cores=32)
+    assert len(two_gpus) == 16 and all(s["OMP_NUM_THREADS"] == "4" for s in two_gpus)
+    assert batch.plan_slots("gpu", None, 8, ["0"], cores=2)[0]["OMP_NUM_THREADS"] == "2"
+    assert batch.plan_slots("emu", None, 1, cores=32)[0]["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user's setting stands
     assert "OPENBLAS_NUM_THREADS" not in batch.plan_slots("gpu", None, 4, ["0"], cores=16)[0]
 

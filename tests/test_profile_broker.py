@@ -346,3 +346,46 @@ def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):
     assert time.monotonic() - started < 10
     asking.join(20)
     assert not asking.is_alive()
+
+
+def test_gpus_of_one_kind_share_one_profiler_and_other_kinds_keep_their_own(fake):
+    """ncu's profiling takes turns across the machine's GPUs: one queue for GPUs of one kind (as the
+    batch's probe names them) gives fuller groups; a GPU of another kind, or of no stated kind, keeps
+    its own profiler (counts may differ between kinds)."""
+    from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
+
+    h200 = GpuInfo(True, "NVIDIA H200", "sm_90").to_env()
+    slots = {"0": {"CUDA_VISIBLE_DEVICES": "0", PRESET_VARIABLE: h200},
+             "1": {"CUDA_VISIBLE_DEVICES": "1", PRESET_VARIABLE: h200},
+             "2": {"CUDA_VISIBLE_DEVICES": "2", PRESET_VARIABLE: GpuInfo(True, "NVIDIA A100", "sm_80").to_env()},
+             "3": {"CUDA_VISIBLE_DEVICES": "3"}}
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 8, fake["env"], linger=0.0)
+    try:
+        spools = {gpu: brokers.env_for(gpu)[profile_spool.VARIABLE] for gpu in slots}
+        assert spools["0"] == spools["1"] and len(set(spools.values())) == 3
+        request = _request(fake, "on1", "ok 5")
+        answer = profile_spool.ask(Path(spools["1"]), request.to_json(), fake["tmp"] / "on1" / "answer.json", 30)
+        assert answer == _answer(_alone(fake, request, "on1"))
+    finally:
+        brokers.stop()
+
+
+def test_a_profiler_waits_a_little_for_a_group_to_fill(fake):
+    """Two requests that arrive a moment apart are profiled in one ncu run when the first may linger."""
+    broker = ProfileBroker(fake["tmp"] / "spool", fake["tmp"] / "work", fake["ncu"], fake["env"], group=8, linger=3.0)
+    broker.start()
+    try:
+        asked = []
+        for name in ("first", "second"):
+            request = _request(fake, name, "ok 5")
+            thread = threading.Thread(target=lambda r=request, n=name: asked.append(
+                profile_spool.ask(broker.spool, r.to_json(), fake["tmp"] / n / "answer.json", 30)))
+            thread.start()
+            asked.append(thread)
+            time.sleep(0.5)
+        for item in list(asked):
+            if isinstance(item, threading.Thread):
+                item.join(30)
+    finally:
+        broker.stop()
+    assert broker.stats["groups"] == 1 and broker.stats["single"] == 0, broker.stats

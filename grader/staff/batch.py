@@ -327,6 +327,9 @@ def visible_gpus() -> list[str]:
     return ["0"]  # CuPy saw a GPU but nvidia-smi cannot count them: use device 0 only
 
 
+GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
+
+
 def plan_slots(backend: str, workers: int | None, per_gpu: int, gpus: Sequence[str] = (), cores: int | None = None) -> list[dict[str, str]]:
     """One environment per concurrent child: on a GPU, per_gpu children per GPU; else one per core."""
     cores = cores or math_threads.usable_cores()
@@ -339,8 +342,15 @@ def plan_slots(backend: str, workers: int | None, per_gpu: int, gpus: Sequence[s
         slots = slots[: workers] if workers else slots
     else:
         slots = [{} for _ in range(min(workers or cores, cores))]
+    threads = cores // len(slots)  # the cores shared out among the slots' BLAS
+    if backend == "gpu":
+        # A GPU slot's processes mostly wait on the GPU (under half the cores were busy in a batch of
+        # 100 on one or two H200s), but its float64 references are its longest CPU work: on two GPUs,
+        # 32 cores shared by 16 slots gave 2 threads each and the correctness launches took twice as long
+        # as with 4 (0.53 s against 1.01 s a grading). A floor, then, where the cores allow it.
+        threads = max(threads, min(GPU_SLOT_THREADS, cores))
     for slot in slots:
-        slot.update(math_threads.limits(cores // len(slots)))  # the cores shared out among the slots' BLAS
+        slot.update(math_threads.limits(threads))
     return slots
 
 

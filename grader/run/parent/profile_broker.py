@@ -24,6 +24,7 @@ import itertools
 import json
 import os
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ... import exercise as exercise_module
 from . import profile_spool
+from .device_probe import PRESET_VARIABLE
 from ...checks.counters import NcuCounts, NcuRequest, counts_from, profile_alone
 from .sandbox import ChildRun, start_child
 from ...spec import Limits
@@ -39,6 +41,10 @@ from ..tasks import TaskResult
 from ...tools import NcuRows, ncu_env, parse_ncu_csv
 
 DEFAULT_GROUP = 8
+# How long the oldest request may wait for others to join its group. ncu's profiling is one queue for
+# the whole machine (two GPUs' ncu runs take turns), and every ncu run costs seconds whatever it
+# profiles: fewer, fuller runs are what a batch needs, and a grading's verdict waits this long at most.
+DEFAULT_LINGER_S = 2.0
 PRESTART_WAIT_S = 600.0  # a prestarted ncu child gives up after this long without a group
 
 
@@ -49,6 +55,7 @@ class Pending:
     name: str
     answer: Path
     request: NcuRequest
+    arrived: float = field(default_factory=time.monotonic)
 
     @property
     def key(self) -> tuple:
@@ -97,12 +104,13 @@ class ProfileBroker:
     """The profiler of one GPU: a thread serving one spool folder, one ncu child at a time."""
 
     def __init__(self, spool: Path, work: Path, ncu: str, env: Mapping[str, str], group: int = DEFAULT_GROUP,
-                 prestart: bool = True) -> None:
+                 prestart: bool = True, linger: float = DEFAULT_LINGER_S) -> None:
         self.spool = Path(spool)
         self.work = Path(work)
         self.ncu = ncu
         self.env = dict(env)
         self.group = max(1, int(group))
+        self.linger = max(0.0, float(linger))
         self.prestart = prestart
         self.queue: deque[Pending] = deque()
         self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
@@ -144,7 +152,7 @@ class ProfileBroker:
         try:
             while not self._stop.is_set():
                 self._claim()
-                if not self.queue:
+                if not self.queue or self._lingering():
                     self._stop.wait(profile_spool.POLL_S)
                     continue
                 first = self.queue.popleft()
@@ -166,6 +174,13 @@ class ProfileBroker:
                 self._waiting = None
             for p in self.queue:
                 _answer(p, {"alone": True})
+
+    def _lingering(self) -> bool:
+        """Whether to wait a little longer for the first request's group to fill (and for nothing else:
+        a full group, or one that has waited `linger` seconds, goes now)."""
+        first = self.queue[0]
+        fellows = sum(1 for p in self.queue if p.key == first.key)
+        return fellows < self.group and time.monotonic() - first.arrived < self.linger
 
     def _claim(self) -> None:
         """Move every complete request in the spool into the queue (oldest first); a claimed request
@@ -287,7 +302,8 @@ def _answer(pending: Pending, reply: Mapping[str, Any]) -> None:
 
 @dataclass
 class Brokers:
-    """The profilers of a batch, one per GPU: the variable each grading child gets, and shutting them down."""
+    """The profilers of a batch, one per kind of GPU: the variable each grading child gets, and shutting
+    them down."""
 
     by_gpu: dict[str, ProfileBroker] = field(default_factory=dict)
 
@@ -296,21 +312,40 @@ class Brokers:
         return {profile_spool.VARIABLE: str(broker.spool)} if broker else {}
 
     def stop(self, kill: Callable[[], Any] | None = None) -> None:
-        """Stop every profiler (ProfileBroker.stop)."""
-        for broker in self.by_gpu.values():
+        """Stop every profiler (ProfileBroker.stop), each once."""
+        for broker in {id(b): b for b in self.by_gpu.values()}.values():
             broker.stop(kill)
 
 
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
-                  base_env: Mapping[str, str]) -> Brokers:
-    """A broker per GPU (slot_envs: GPU -> the environment of that GPU's gradings), under `root`."""
+                  base_env: Mapping[str, str], linger: float = DEFAULT_LINGER_S) -> Brokers:
+    """One broker for the GPUs of one kind (slot_envs: GPU -> the environment of that GPU's gradings),
+    under `root`; it profiles on the first of them. ncu's profiling takes turns across the machine's
+    GPUs anyway (two H200s: no faster than one), so one queue for them all gives fuller groups: fewer
+    ncu runs, each costing seconds. GPUs of different kinds count differently and keep their own
+    broker; so does a GPU whose kind the batch's probe did not say (KERNEL_GRADER_GPU)."""
     brokers = Brokers()
+    by_kind: dict[str, ProfileBroker] = {}
     for gpu, slot_env in slot_envs.items():
-        folder = root / f"gpu-{_safe(gpu)}"
-        env = {**base_env, **slot_env}
-        env.pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
-        brokers.by_gpu[gpu] = ProfileBroker(folder / "spool", folder / "work", ncu, env, group).start()
+        kind = _kind(gpu, slot_env)
+        if kind not in by_kind:
+            folder = root / f"gpu-{_safe(gpu)}"
+            env = {**base_env, **slot_env}
+            env.pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
+            by_kind[kind] = ProfileBroker(folder / "spool", folder / "work", ncu, env, group, linger=linger).start()
+        brokers.by_gpu[gpu] = by_kind[kind]
     return brokers
+
+
+def _kind(gpu: str, slot_env: Mapping[str, str]) -> str:
+    """Which GPUs count alike: the same model and architecture, as the batch's probe gave them."""
+    try:
+        info = json.loads(slot_env.get(PRESET_VARIABLE, ""))
+        if info.get("available") and info.get("name") and info.get("arch"):
+            return f"{info['name']}\0{info['arch']}"
+    except (ValueError, AttributeError):
+        pass
+    return f"gpu {gpu}"
 
 
 def _safe(text: str) -> str:
