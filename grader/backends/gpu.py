@@ -91,9 +91,14 @@ class GpuDevice:
             return False
 
     def forget_modules(self) -> None:
-        """Unload every module loaded so far (a warm worker, between two submissions' jobs)."""
+        """Unload every module loaded so far, and give the memory pool's free blocks back to the driver
+        (a warm worker, between two submissions' jobs). The next job then starts from the memory a
+        fresh process would have: a stray write far past a buffer faults, or not, as it would in a
+        child of its own, instead of landing in blocks an earlier job left in the pool."""
         self._modules.clear()
         self._current = None
+        self.cp.get_default_memory_pool().free_all_blocks()
+        self.cp.get_default_pinned_memory_pool().free_all_blocks()
 
     def set_constant(self, kernel: Any, name: str, data: np.ndarray) -> str | None:
         """Copy `data` into the loaded module's __constant__ array `name` (cudaMemcpyToSymbol)."""
