@@ -9,6 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .base import Buffer, LaunchOutcome, poison_fill
+from .gpu import guard_layout
 
 # Statuses of an emulated launch that mean the student's kernel did not complete.
 _STATUS_MESSAGES = {
@@ -17,6 +18,66 @@ _STATUS_MESSAGES = {
     "trap": "the kernel stopped with a trap or failed assert",
     "unsupported": "the emulator cannot run this kernel",
 }
+
+
+# CuPy's memory pool rounds every allocation up to a multiple of this (its allocation unit).
+CUPY_POOL_UNIT = 512
+
+
+class GpuBufferPlacement:
+    """Where the GPU backend puts each buffer's data, as a byte offset from a 2 MiB boundary, in a
+    fresh process. It mirrors grader/backends/gpu.py: GpuDevice.empty (and upload, through it) makes
+    every buffer one `cp.empty` of guard_layout(dtype, count)'s total elements, with the data `guard`
+    elements (4 KiB) into it. CuPy's default pool rounds that to 512 bytes; with no free block that
+    fits it calls cudaMalloc, which in a fresh process packs such allocations one after another from
+    a 2 MiB boundary. A freed buffer's block goes back to the pool: the smallest free block that fits
+    is reused (the latest freed on a tie), split when larger, and free neighbours from one cudaMalloc
+    merge again.
+
+    Why: the sectors Nsight Compute counts for a global atomic depend on address bits 7..11
+    (grader.emu.traffic.atomic_sectors), so for the emulator to count as ncu does, its buffers must
+    sit where the GPU's do, modulo 4 KiB. Checked against ncu: the histogram golden (bins at 512 mod
+    4096, 3,434 sectors) and bench/atomic_probe.py's buffer (the first allocation, 2 MiB aligned).
+    Not modelled: device memory the process allocated otherwise (ncu, CuPy's own kernels), where the
+    driver puts large allocations, blocks given back to the driver (free_all_blocks) and CuPy's
+    exact choice among equal free blocks. Load and store sector counts depend only on the address
+    modulo 128, so they do not change with the placement.
+    """
+
+    def __init__(self) -> None:
+        self._end = 0  # end of the last cudaMalloc, from the 2 MiB boundary
+        self._mallocs = 0
+        self._free: list[tuple[int, int, int]] = []  # free pool blocks: (offset, bytes, cudaMalloc number)
+        self._used: dict[int, tuple[int, int, int]] = {}  # data offset -> its block
+
+    def place(self, dtype: np.dtype, count: int) -> int:
+        """The data offset of the next buffer of `count` elements of `dtype` (a multiple of 512)."""
+        dtype = np.dtype(dtype)
+        guard, total = guard_layout(dtype, count)
+        size = -(-total * dtype.itemsize // CUPY_POOL_UNIT) * CUPY_POOL_UNIT
+        fits = [b for b in reversed(self._free) if b[1] >= size]
+        if fits:
+            block = min(fits, key=lambda b: b[1])
+            self._free.remove(block)
+            if block[1] > size:  # the pool splits the block: the rest stays free
+                self._free.append((block[0] + size, block[1] - size, block[2]))
+            block = (block[0], size, block[2])
+        else:
+            block = (self._end, size, self._mallocs)
+            self._end += size
+            self._mallocs += 1
+        data = block[0] + guard * dtype.itemsize
+        self._used[data] = block
+        return data
+
+    def release(self, data: int) -> None:
+        """The buffer at data offset `data` is freed: its block goes back to the pool."""
+        off, size, malloc = self._used.pop(data)
+        for b in list(self._free):
+            if b[2] == malloc and (b[0] + b[1] == off or off + size == b[0]):
+                self._free.remove(b)
+                off, size = min(off, b[0]), size + b[1]
+        self._free.append((off, size, malloc))
 
 
 class EmuDevice:
@@ -28,6 +89,9 @@ class EmuDevice:
         self._emulators: dict[str, Any] = {}
         self._current: Any = None
         self.last_steps = 0  # steps the last launch took
+        # Buffers sit where the GPU backend's would, modulo 4 KiB (one CuPy pool per process).
+        self._placement = GpuBufferPlacement()
+        self._placed: dict[tuple[int, int], int] = {}  # (id of the emulator, address) -> data offset
 
     def load(self, artifact: str, kernel: str) -> Any:
         from ..emu import Emulator
@@ -39,8 +103,12 @@ class EmuDevice:
         return (emu, kernel)
 
     def upload(self, name: str, data: np.ndarray) -> Buffer:
+        from ..emu.memory import PAGE_BYTES
+
         data = np.ascontiguousarray(data)
-        addr = self._current.alloc(max(data.nbytes, 1), name=name)
+        offset = self._placement.place(data.dtype, data.size)
+        addr = self._current.alloc(max(data.nbytes, 1), name=name, page_offset=offset % PAGE_BYTES)
+        self._placed[(id(self._current), addr)] = offset
         self._current.write(addr, data.ravel())
         return Buffer(name, data.dtype, data.size, arg=addr, handle=self._current)
 
@@ -99,7 +167,10 @@ class EmuDevice:
             try:
                 buf.handle.free(buf.arg)
             except ValueError:
-                pass  # already released: freeing twice must not fail a grading
+                continue  # already released: freeing twice must not fail a grading
+            offset = self._placed.pop((id(buf.handle), buf.arg), None)
+            if offset is not None:
+                self._placement.release(offset)
 
     # Nothing is shared between gradings on the CPU: no share to take, nothing to time alone.
     def using(self) -> nullcontext:

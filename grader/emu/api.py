@@ -120,9 +120,10 @@ class Emulator:
         return self.module.kernels[name]
 
     # ------------------------------------------------------------------ memory
-    def alloc(self, nbytes: int, name: str = "") -> int:
-        """Allocate zero-filled device memory; 256-byte aligned, followed by an unmapped gap."""
-        return self.heap.alloc(int(nbytes), name=name)
+    def alloc(self, nbytes: int, name: str = "", page_offset: int | None = None) -> int:
+        """Allocate zero-filled device memory; 256-byte aligned, followed by an unmapped gap. With
+        `page_offset`, the address is that many bytes past a 4 KiB boundary (memory.GlobalHeap.alloc)."""
+        return self.heap.alloc(int(nbytes), name=name, page_offset=page_offset)
 
     def free(self, addr: int) -> None:
         """Release an allocation made by `alloc`, as `cudaFree` does: it is zeroed and unmapped, so a

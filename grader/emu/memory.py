@@ -17,6 +17,7 @@ from .ptx import ParamInfo, VarDecl
 HEAP_BASE = 1 << 32  # above 4 GiB: a pointer truncated to 32 bits never lands in the heap
 GUARD = 256
 ALIGN = 256
+PAGE_BYTES = 4096  # alloc(page_offset=...) fixes an address modulo this: bits 0..11, those the atomic rule reads
 SHARED_WINDOW = 0x7F00_0000_0000
 LOCAL_WINDOW = 0x7E00_0000_0000
 WINDOW_SIZE = 1 << 32
@@ -57,10 +58,19 @@ class GlobalHeap:
         # Outputs watched for reads before any write (OutputWatch); None until one is watched.
         self.outputs: OutputWatch | None = None
 
-    def alloc(self, nbytes: int, name: str = "", align: int = ALIGN) -> int:
-        """Reserve `nbytes` (zero-filled) and return the device address."""
+    def alloc(self, nbytes: int, name: str = "", align: int = ALIGN, page_offset: int | None = None) -> int:
+        """Reserve `nbytes` (zero-filled) and return the device address.
+
+        With `page_offset` (a multiple of `align`), the address is the lowest free one that lies
+        `page_offset` bytes past a PAGE_BYTES boundary: the emulator's backend places buffers where the
+        GPU backend would have them (grader.backends.emu.GpuBufferPlacement), since the atomic sector
+        rule depends on address bits 7..11."""
         align = max(align, ALIGN)
         start = (self._top + align - 1) // align * align
+        if page_offset is not None:
+            if page_offset % align:
+                raise ValueError(f"page offset {page_offset} is not a multiple of the alignment {align}")
+            start += (int(page_offset) - start) % PAGE_BYTES
         end = start + int(nbytes)
         self._top = end + GUARD
         need = ((self._top - HEAP_BASE) + 15) // 16 * 16

@@ -441,14 +441,15 @@ def _count_atomic(x, space, addr, esize, returns, ok, line):
     """Charge one batched atomic to the counters: sectors and requests for global memory (op_atom for
     `atom`, op_red for `red`), instructions and wavefronts for shared memory.
 
-    Global: per sector the warp touches, the most lanes on one address in it (traffic.atomic_sectors,
-    measured against ncu). Shared: wavefronts by the store model (distinct words per bank; lanes on
-    one word count once), which ncu agrees with for integer atomics (bench/atomic_probe.py).
+    Global: per sector the warp touches, the most lanes on one address in it, or for a 4-byte atomic
+    whose lanes of different lines share a staging slot, the rule fitted to ncu (traffic.atomic_sectors).
+    Shared: wavefronts by the store model (distinct words per bank; lanes on one word count once),
+    which ncu agrees with for integer atomics (bench/atomic_probe.py).
     """
     m = x.m
     mask2 = x.mask.reshape(-1, WARP)
     if space == "global":
-        sect = traffic.atomic_sectors(addr.reshape(-1, WARP), mask2)
+        sect = traffic.atomic_sectors(addr.reshape(-1, WARP), mask2, esize)
         m.rec.add(line, K_SECT_ATOM if returns else K_SECT_RED, sect.sum())
         m.rec.add(line, K_REQ_ATOM if returns else K_REQ_RED, np.count_nonzero(mask2.any(axis=1)))
         return

@@ -60,3 +60,34 @@ def test_backend_releases_buffers_after_a_launch(compile_ptx, tmp_path):
     second = device.empty("dst", np.dtype(np.int32), 32, fill_nan=False)
     outcome = device.launch(kernel, (1, 1, 1), (32, 1, 1), 0, [first.arg, second.arg, 32], step_limit=10_000)
     assert outcome.findings["memory_errors"] and "freed" in outcome.findings["memory_errors"][0]["detail"]
+
+
+def test_buffers_sit_where_the_gpu_backend_puts_them_modulo_4k(compile_ptx, tmp_path):
+    """GpuBufferPlacement: each buffer a CuPy block of 4 KiB guard + data + 4 KiB guard, rounded to
+    512 bytes, packed in allocation order; a freed block is reused. The histogram golden's launch:
+    data (4,099 bytes) in a 12,800-byte block, so bins at 12,800 + 4,096, 512 mod 4096 (as on the GPU)."""
+    from grader.backends.emu import GpuBufferPlacement
+
+    ptx = tmp_path / "copy.ptx"
+    ptx.write_text(compile_ptx(COPY))
+    device = EmuDevice()
+    device.load(str(ptx), "copy")
+    data = device.upload("data", np.zeros(4099, dtype=np.uint8))
+    bins = device.empty("bins", np.dtype(np.uint32), 256, fill_nan=True)
+    assert (data.arg % 4096, bins.arg % 4096) == (0, 512)
+    device.free([bins])
+    again = device.empty("bins", np.dtype(np.uint32), 256, fill_nan=True)
+    assert again.arg % 4096 == 512 and again.arg != bins.arg  # the GPU's block again, at a fresh address
+
+    p = GpuBufferPlacement()
+    first = p.place(np.dtype(np.uint8), 4099)  # a 12,800-byte block at 0
+    second = p.place(np.dtype(np.uint32), 256)  # a 9,216-byte block at 12,800
+    assert (first, second) == (4096, 12800 + 4096)
+    p.release(first)
+    third = p.place(np.dtype(np.uint32), 256)
+    assert third == 4096  # split from the freed 12,800-byte block; 3,584 bytes at 9,216 stay free
+    p.release(second)
+    assert p.place(np.dtype(np.uint16), 3) == 12800 + 4096  # 8,704 bytes: the smallest free block that fits
+    assert p.place(np.dtype(np.uint8), 100) == 12800 + 9216 + 4096  # 8,704 bytes again: a new block
+    p.release(third)  # merges with the 3,584 bytes after it (one cudaMalloc): 12,800 bytes at 0 again
+    assert p.place(np.dtype(np.uint8), 4099) == 4096

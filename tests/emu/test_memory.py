@@ -61,3 +61,15 @@ def test_free_unmaps_and_zeroes():
         h.free(b + 4)  # not the start of an allocation
     c = h.alloc(64, "C")
     assert c > b  # the freed range is never handed out again: a stale pointer reaches nothing
+
+
+def test_an_allocation_can_be_placed_at_an_offset_in_a_4k_page():
+    h = memory.GlobalHeap()
+    a = h.alloc(100, "A")
+    b = h.alloc(9216, "B", page_offset=512)
+    c = h.alloc(10, "C", page_offset=0)
+    assert b % memory.PAGE_BYTES == 512 and c % memory.PAGE_BYTES == 0
+    assert b >= a + 100 + memory.GUARD and c >= b + 9216 + memory.GUARD
+    assert h.check(np.array([b - 4, b, b + 9216, c], dtype=np.uint64), 4).tolist() == [
+        memory.OUT_OF_BOUNDS, memory.OK, memory.OUT_OF_BOUNDS, memory.OK]
+    assert h.describe(b + 9216, 4) == "4 bytes past the end of the 9216-byte buffer B"
