@@ -39,8 +39,9 @@ _EXERCISE = click.argument("exercise_dir", metavar="EXERCISE", type=click.Path(e
               help="On a GPU host, at most this many submissions share one GPU (each child sees only its GPU). "
                    "Timings still run alone: a lock keeps the others off the GPU while one is timed.")
 @click.option("--profile-group", type=click.IntRange(min=0), default=8, show_default=True,
-              help="On a GPU host, one Nsight Compute run per GPU profiles up to this many submissions' counter "
-                   "launches together (ncu's start-up is paid once per group); 0: each grading runs its own ncu.")
+              help="On a GPU host, one Nsight Compute run profiles up to this many submissions' counter launches "
+                   "together (ncu's start-up is paid once per group; GPUs of one kind share one profiler, whose "
+                   "oldest request waits up to 2 s for the group to fill); 0: each grading runs its own ncu.")
 @click.option("--backend", type=click.Choice(api.BACKENDS), default="auto", show_default=True,
               help="gpu, emu (the CPU emulator), or auto: the GPU if one is visible.")
 @click.option("--warm/--no-warm", default=True, show_default=True,

@@ -581,7 +581,7 @@ class LocalExecutor:
 
 
 def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int) -> Brokers | None:
-    """A profiler per GPU of the slots (grader.run.parent.profile_broker), or None: turned off (group 0), no ncu
+    """The profilers of the slots' GPUs, one per kind of GPU (grader.run.parent.profile_broker), or None: turned off (group 0), no ncu
     here, or nothing in this exercise is measured by ncu."""
     ncu = find_tools().ncu
     if group < 1 or not ncu or ctx.exercise.kind == "python" or not ncu_metrics(ctx.exercise.spec) \
