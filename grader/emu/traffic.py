@@ -161,7 +161,7 @@ def shared_wavefronts(
 #                                        (--fresh 2024): 275/277; two random patterns (#130, #139 of
 #                                        red_u32) measured one sector more than the rule.
 # The histogram golden (tests/data/ncu_histogram.json, 3,434 red sectors) also comes out exact when the
-# buffers sit where the GPU backend puts them (memory.GpuBufferPlacement).
+# buffers sit where the GPU backend puts them (grader.backends.emu.GpuBufferPlacement).
 #
 # The rule: a 4-byte word w has a staging slot (set of its 128-byte line, bank w % 32). The set of
 # line L is an XOR hash of L's low 5 bits (byte-address bits 7..11), with L's higher bits kept as they

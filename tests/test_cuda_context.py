@@ -1,0 +1,54 @@
+"""grader.run.child.cuda_context without a usable driver: it holds nothing and raises nothing (CuPy
+then meets and reports the problem in its own words). On a GPU: tests/gpu/test_cuda_context.py."""
+from __future__ import annotations
+
+import ctypes
+
+from grader.run.child import cuda_context
+
+
+class _Driver:
+    """A stand-in for libcuda whose calls return the given CUDA error codes."""
+
+    def __init__(self, init: int = 0, retain: int = 0):
+        self.calls: list[str] = []
+        self._init, self._retain = init, retain
+
+    def cuInit(self, flags):
+        self.calls.append("cuInit")
+        return self._init
+
+    def cuDeviceGet(self, device, ordinal):
+        self.calls.append("cuDeviceGet")
+        return 0
+
+    def cuDevicePrimaryCtxRetain(self, context, device):
+        self.calls.append("cuDevicePrimaryCtxRetain")
+        return self._retain
+
+
+def _run(monkeypatch, loader):
+    monkeypatch.setattr(cuda_context, "_held", [])
+    monkeypatch.setattr(cuda_context.ctypes, "CDLL", loader)
+    cuda_context.open_early().join(10)
+    return cuda_context._held
+
+
+def test_no_driver_library_means_nothing_held(monkeypatch):
+    def missing(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    assert _run(monkeypatch, missing) == []
+
+
+def test_a_driver_that_fails_to_initialise_is_left_alone(monkeypatch):
+    driver = _Driver(init=100)  # CUDA_ERROR_NO_DEVICE
+    assert _run(monkeypatch, lambda name: driver) == []
+    assert driver.calls == ["cuInit"]
+
+
+def test_a_retained_context_is_kept_for_the_child_s_life(monkeypatch):
+    driver = _Driver()
+    held = _run(monkeypatch, lambda name: driver)
+    assert driver.calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]
+    assert len(held) == 1 and isinstance(held[0], ctypes.c_void_p)
