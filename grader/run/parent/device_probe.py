@@ -35,17 +35,21 @@ class GpuInfo:
         """The value of KERNEL_GRADER_GPU that hands this answer to a child."""
         return json.dumps(asdict(self))
 
+    @classmethod
+    def from_env(cls, value: str | None) -> "GpuInfo | None":
+        """The answer a KERNEL_GRADER_GPU value hands down; None when it is unset or malformed."""
+        if not value:
+            return None
+        try:
+            return cls(**json.loads(value))
+        except (ValueError, TypeError):
+            return None
+
 
 @functools.lru_cache(maxsize=1)
 def probe() -> GpuInfo:
     """Device 0's name and compute capability, from KERNEL_GRADER_GPU if a parent set it, else a child."""
-    preset = os.environ.get(PRESET_VARIABLE)
-    if preset:
-        try:
-            return GpuInfo(**json.loads(preset))
-        except (ValueError, TypeError):
-            pass  # a malformed value: probe for real
-    return probe_device()
+    return GpuInfo.from_env(os.environ.get(PRESET_VARIABLE)) or probe_device()  # malformed: probe for real
 
 
 def probe_device(env: Mapping[str, str] | None = None) -> GpuInfo:

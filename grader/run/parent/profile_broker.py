@@ -1,10 +1,11 @@
-"""`grade batch` on a GPU: one profiler per GPU that runs ncu for many gradings at once (parent side).
+"""`grade batch` on a GPU: one profiler per kind of GPU that runs ncu for many gradings at once (parent side).
 
 ncu costs seconds per process (its own start-up, Python and CuPy under its injection, about a second
-of set-up at the first profiled launch) and a tenth of a second per further launch, and only one ncu
-profiles on a GPU at a time. So rather than each grading starting its own ncu, a broker thread per
-GPU in the batch parent watches a spool folder (grader.run.parent.profile_spool is the grading child's side):
-it takes every request waiting there (up to --profile-group of them), runs ONE ncu child for them
+of set-up at the first profiled launch) and a tenth of a second per further launch, and ncu profiles
+one kernel at a time on the whole machine. So rather than each grading starting its own ncu, a broker
+thread per kind of GPU in the batch parent watches a spool folder (grader.run.parent.profile_spool is
+the grading child's side): it lets the oldest request wait up to DEFAULT_LINGER_S for others, takes
+every request waiting there (up to --profile-group of them), runs ONE ncu child for them
 (the runner's job format of several jobs, each with its own results file, one after another), and
 attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
 would have computed (grader.checks.counters.counts_from on the same launches and rows).
@@ -32,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ... import exercise as exercise_module
 from . import profile_spool
-from .device_probe import PRESET_VARIABLE
+from .device_probe import PRESET_VARIABLE, GpuInfo
 from ...checks.counters import NcuCounts, NcuRequest, counts_from, profile_alone
 from .sandbox import ChildRun, start_child
 from ...spec import Limits
@@ -101,7 +102,8 @@ def attribute(requests: Sequence[NcuRequest], results: Sequence[Mapping[str, Tas
 
 
 class ProfileBroker:
-    """The profiler of one GPU: a thread serving one spool folder, one ncu child at a time."""
+    """The profiler of one kind of GPU (start_brokers): a thread serving one spool folder, one ncu
+    child at a time."""
 
     def __init__(self, spool: Path, work: Path, ncu: str, env: Mapping[str, str], group: int = DEFAULT_GROUP,
                  prestart: bool = True, linger: float = DEFAULT_LINGER_S) -> None:
@@ -339,12 +341,9 @@ def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str
 
 def _kind(gpu: str, slot_env: Mapping[str, str]) -> str:
     """Which GPUs count alike: the same model and architecture, as the batch's probe gave them."""
-    try:
-        info = json.loads(slot_env.get(PRESET_VARIABLE, ""))
-        if info.get("available") and info.get("name") and info.get("arch"):
-            return f"{info['name']}\0{info['arch']}"
-    except (ValueError, AttributeError):
-        pass
+    info = GpuInfo.from_env(slot_env.get(PRESET_VARIABLE))
+    if info is not None and info.available and info.name and info.arch:
+        return f"{info.name}\0{info.arch}"
     return f"gpu {gpu}"
 
 
