@@ -22,6 +22,10 @@ class _Driver:
         self.calls.append("cuDeviceGet")
         return 0
 
+    def cuDevicePrimaryCtxSetFlags_v2(self, device, flags):
+        self.calls.append(f"cuDevicePrimaryCtxSetFlags_v2 {flags.value}")
+        return 0
+
     def cuDevicePrimaryCtxRetain(self, context, device):
         self.calls.append("cuDevicePrimaryCtxRetain")
         return self._retain
@@ -50,5 +54,19 @@ def test_a_driver_that_fails_to_initialise_is_left_alone(monkeypatch):
 def test_a_retained_context_is_kept_for_the_child_s_life(monkeypatch):
     driver = _Driver()
     held = _run(monkeypatch, lambda name: driver)
-    assert driver.calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxRetain"]
+    assert driver.calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxSetFlags_v2 4", "cuDevicePrimaryCtxRetain"]
     assert len(held) == 1 and isinstance(held[0], ctypes.c_void_p)
+
+
+def test_the_context_sleeps_in_a_wait_unless_told_otherwise(monkeypatch):
+    """CU_CTX_SCHED_BLOCKING_SYNC (4) by default; $KERNEL_GRADER_CUDA_SYNC picks another, a value
+    it does not know means the default."""
+    for wanted, flag in ((None, 4), ("spin", 1), ("Yield", 2), ("auto", 0), ("fast", 4)):
+        if wanted is None:
+            monkeypatch.delenv(cuda_context.SYNC_VARIABLE, raising=False)
+        else:
+            monkeypatch.setenv(cuda_context.SYNC_VARIABLE, wanted)
+        driver = _Driver()
+        monkeypatch.setattr(cuda_context.ctypes, "CDLL", lambda name: driver)
+        assert cuda_context.set_schedule(0)
+        assert driver.calls[-1] == f"cuDevicePrimaryCtxSetFlags_v2 {flag}", wanted

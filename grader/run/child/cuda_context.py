@@ -5,11 +5,23 @@ CuPy makes it only at the child's first module load, after about as long again o
 are start-up a grading waits for. Here a thread asks the driver for device 0's primary context (the
 one CuPy's runtime then uses) through ctypes as the child starts, so the two overlap. Standard
 library only: this runs before anything else is imported.
+
+The context is made to wait for the GPU by sleeping, not spinning (SYNC_VARIABLE): a grading's child
+synchronises after every upload, launch and read-back, and with several gradings on one GPU each of
+those waits lasts while the GPU serves the other processes' contexts in turn. The driver's default
+for a process with one context is to spin on a core meanwhile, so a batch's children kept every core
+of the machine busy waiting, and the gradings' own CPU work (inputs, references, comparisons)
+queued behind them (docs/benchmarks.md).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
+
+SYNC_VARIABLE = "KERNEL_GRADER_CUDA_SYNC"  # blocking (the default), spin, yield or auto: a diagnostic
+# CU_CTX_SCHED_*: how a CPU thread waits for the GPU in a synchronize.
+_SCHEDULE = {"auto": 0x0, "spin": 0x1, "yield": 0x2, "blocking": 0x4}
 
 _held: list[ctypes.c_void_p] = []  # the retained context: kept for the child's life, as CuPy's would be
 
@@ -22,12 +34,37 @@ def open_early() -> threading.Thread:
     return thread
 
 
+def schedule() -> str:
+    """How this process's CUDA context waits for the GPU: $KERNEL_GRADER_CUDA_SYNC, else blocking."""
+    wanted = os.environ.get(SYNC_VARIABLE, "").strip().lower()
+    return wanted if wanted in _SCHEDULE else "blocking"
+
+
+def set_schedule(ordinal: int = 0) -> bool:
+    """Set the primary context's wait policy of device `ordinal` (schedule()); whether the driver took
+    it. Before the context is made, or on a context already made (the driver's _v2 call allows that)."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        device = ctypes.c_int()
+        if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+            return False
+        return _set_flags(cuda, device)
+    except (OSError, AttributeError):  # no driver here: the device's own opening says so
+        return False
+
+
+def _set_flags(cuda, device: ctypes.c_int) -> bool:
+    setter = getattr(cuda, "cuDevicePrimaryCtxSetFlags_v2", None) or cuda.cuDevicePrimaryCtxSetFlags
+    return setter(device, ctypes.c_uint(_SCHEDULE[schedule()])) == 0
+
+
 def _retain() -> None:
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         device, context = ctypes.c_int(), ctypes.c_void_p()
         if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), 0) != 0:
             return
+        _set_flags(cuda, device)
         if cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0:
             _held.append(context)
     except (OSError, AttributeError):  # no driver here: the device's own opening says so
