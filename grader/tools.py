@@ -80,17 +80,23 @@ def sum_rows(rows: Sequence[Mapping[str, float]], per_group: int) -> list[dict[s
     return out
 
 
-def ncu_env() -> dict[str, str]:
-    """What an ncu run needs over the grading's environment: one temp folder shared by every grading.
+def ncu_env(gpu: str | None = None) -> dict[str, str]:
+    """What an ncu run needs over the grading's environment: one temp folder shared by every ncu run
+    on one GPU (`gpu`, a CUDA_VISIBLE_DEVICES value; by default this process's first visible device).
 
     ncu keeps its lock against other ncu runs in the temp folder. Each grading's children get a
     TMPDIR of their own, so two gradings' ncu runs did not see each other: on an H200 one of two
-    overlapping runs exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
+    overlapping runs on one GPU exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
     finished). That lock profiles one kernel at a time across all ncu runs sharing the folder, while
     each run's start-up overlaps the others'; the grader adds no turns of its own (in a batch of 100
-    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading).
+    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading). Runs on two GPUs
+    profile at the same time (bench/ncu_startup.sh), so each GPU has its own folder.
     """
-    folder = gpu_lock.lock_folder() / "ncu-tmp"
+    if gpu is None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+        gpu = visible or "0"  # nothing said: device 0, as CUDA counts them
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in gpu) or "0"
+    folder = gpu_lock.lock_folder() / f"ncu-tmp-{safe}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

@@ -84,6 +84,18 @@ def test_ncu_runs_of_every_grading_share_one_temp_folder(tmp_path, monkeypatch):
     assert Path(first["TMPDIR"]).parent == tmp_path / "locks"
 
 
+def test_each_gpu_has_its_own_ncu_temp_folder(tmp_path, monkeypatch):
+    """ncu runs on one GPU must see each other's lock; runs on two GPUs profile at the same time."""
+    from grader.tools import ncu_env
+
+    monkeypatch.setenv("KERNEL_GRADER_LOCKS", str(tmp_path / "locks"))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert ncu_env() == ncu_env("0") != ncu_env("1")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1,0")
+    assert ncu_env() == ncu_env("1")
+    assert ncu_env("../../x")["TMPDIR"].startswith(str(tmp_path / "locks" / "ncu-tmp-"))
+
+
 def test_a_user_stops_waiting_for_a_timing_that_never_ends(tmp_path):
     """A timing holds the GPU while the kernel it times runs; one that hangs must not hold every
     other grading's processes for their whole time limit."""

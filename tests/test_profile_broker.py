@@ -42,7 +42,11 @@ kernels = opts["-k"].split("(", 1)[1].rsplit(")", 1)[0].split("|")
 with open(os.environ["FAKE_NCU_CALLS"], "a") as calls:
     calls.write(os.environ.get("CUDA_VISIBLE_DEVICES", "-") + " " + " ".join(args[i:]) + "\n")
 launches = log + ".launches"
+import time
+began = time.time()
 code = subprocess.run(args[i:], env={**os.environ, "FAKE_NCU_LAUNCHES": launches}).returncode
+with open(os.environ["FAKE_NCU_CALLS"] + ".spans", "a") as spans:
+    spans.write(f"{os.environ.get('CUDA_VISIBLE_DEVICES', '-')} {os.environ.get('TMPDIR', '-')} {began} {time.time()}\n")
 values = open(launches).read().split() if os.path.exists(launches) else []
 with open(log, "w") as out:
     out.write(",".join('"%s"' % c for c in ["ID", "Kernel Name", *metrics]) + "\n")
@@ -72,6 +76,8 @@ for one in job.get("jobs", [job]):
             result = {"id": task["id"], "status": "ok", "launches": [{"seed": task["seeds"][0]}]}
             if how[0] == "hang":
                 time.sleep(1000)
+            if how[0] == "slow":
+                time.sleep(0.5)
             if how[0] == "crash":
                 os.kill(os.getpid(), signal.SIGKILL)
             if how[0] in ("error", "fatal"):
@@ -349,9 +355,8 @@ def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):
 
 
 def test_gpus_of_one_kind_share_one_profiler_and_other_kinds_keep_their_own(fake):
-    """ncu's profiling takes turns across the machine's GPUs: one queue for GPUs of one kind (as the
-    batch's probe names them) gives fuller groups; a GPU of another kind, or of no stated kind, keeps
-    its own profiler (counts may differ between kinds)."""
+    """One queue for GPUs of one kind (as the batch's probe names them) gives fuller groups; a GPU of
+    another kind, or of no stated kind, keeps its own profiler (counts may differ between kinds)."""
     from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
 
     h200 = GpuInfo(True, "NVIDIA H200", "sm_90").to_env()
@@ -389,3 +394,43 @@ def test_a_profiler_waits_a_little_for_a_group_to_fill(fake):
     finally:
         broker.stop()
     assert broker.stats["groups"] == 1 and broker.stats["single"] == 0, broker.stats
+
+
+def test_a_profiler_profiles_on_each_gpu_of_its_kind_at_once(fake):
+    """Two GPUs of one kind: the profiler's one queue feeds an ncu child on each GPU at the same time,
+    each with its GPU's own ncu temp folder, and every answer is what the grading's lone run computes."""
+    from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
+
+    h200 = GpuInfo(True, "NVIDIA H200", "sm_90").to_env()
+    slots = {gpu: {"CUDA_VISIBLE_DEVICES": gpu, PRESET_VARIABLE: h200} for gpu in ("0", "1")}
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 1, fake["env"], linger=0.0)
+    requests = {f"s{i}": _request(fake, f"s{i}", f"slow {i}") for i in range(4)}
+    try:
+        broker = brokers.by_gpu["0"]
+        assert brokers.by_gpu["1"] is broker and [lane.gpu for lane in broker.lanes] == ["0", "1"]
+        with ThreadPoolExecutor(len(requests)) as pool:
+            futures = {name: pool.submit(profile_spool.ask, broker.spool, r.to_json(), fake["tmp"] / name / "answer.json", 60)
+                       for name, r in requests.items()}
+            answers = {name: f.result() for name, f in futures.items()}
+    finally:
+        brokers.stop()
+    spans = [line.split() for line in Path(str(fake["calls"]) + ".spans").read_text().splitlines()]
+    on = {gpu: [(float(a), float(b)) for g, _, a, b in spans if g == gpu] for gpu in ("0", "1")}
+    assert on["0"] and on["1"], spans
+    assert any(a0 < b1 and a1 < b0 for a0, b0 in on["0"] for a1, b1 in on["1"]), "the two GPUs never profiled at once"
+    assert len({tmp for g, tmp, _, _ in spans if g == "0"}) == 1
+    assert {tmp for g, tmp, _, _ in spans if g == "0"} != {tmp for g, tmp, _, _ in spans if g == "1"}
+    for name, request in requests.items():
+        assert answers[name] == _answer(_alone(fake, request, name)), name
+
+
+def test_a_profiler_can_be_held_to_fewer_lanes(fake):
+    from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
+
+    h200 = GpuInfo(True, "NVIDIA H200", "sm_90").to_env()
+    slots = {gpu: {"CUDA_VISIBLE_DEVICES": gpu, PRESET_VARIABLE: h200} for gpu in ("0", "1")}
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 8, fake["env"], lanes=1)
+    try:
+        assert [lane.gpu for lane in brokers.by_gpu["1"].lanes] == ["0"]
+    finally:
+        brokers.stop()

@@ -259,13 +259,14 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
 
 
 def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
-                  stop: threading.Event | None = None) -> NcuCounts:
+                  stop: threading.Event | None = None, gpu: str | None = None) -> NcuCounts:
     """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request;
-    setting `stop` kills it (its counts are no longer needed)."""
+    setting `stop` kills it (its counts are no longer needed). `gpu`: the CUDA_VISIBLE_DEVICES value
+    the runner's children get, where it is not this process's own (tools.ncu_env)."""
     # No turns across gradings: ncu's own lock (in the temp folder they share, tools.ncu_env) already
     # profiles one kernel at a time, while each run's start-up (about 1 s at its first profiled
     # launch) overlaps other runs' (bench/ncu_startup.sh).
-    stage = runner.run(request.tasks, backend="gpu", wrapper=request.wrapper(ncu), log_name="ncu", extra_env=ncu_env(),
+    stage = runner.run(request.tasks, backend="gpu", wrapper=request.wrapper(ncu), log_name="ncu", extra_env=ncu_env(gpu),
                        prestarted=prestarted, stop=stop)
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
     return counts_from(request, stage.results, parse_ncu_csv(text, request.metrics))

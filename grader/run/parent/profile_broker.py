@@ -2,12 +2,13 @@
 
 ncu costs seconds per process (its own start-up, Python and CuPy under its injection, about a second
 of set-up at the first profiled launch) and a tenth of a second per further launch, and ncu profiles
-one kernel at a time on the whole machine. So rather than each grading starting its own ncu, a broker
-thread per kind of GPU in the batch parent watches a spool folder (grader.run.parent.profile_spool is
-the grading child's side): it lets the oldest request wait up to DEFAULT_LINGER_S for others, takes
-every request waiting there (up to --profile-group of them), runs ONE ncu child for them
-(the runner's job format of several jobs, each with its own results file, one after another), and
-attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
+one kernel at a time on a GPU. So rather than each grading starting its own ncu, a broker thread per
+kind of GPU in the batch parent watches a spool folder (grader.run.parent.profile_spool is the grading
+child's side): it lets the oldest request wait up to DEFAULT_LINGER_S for others, takes every request
+waiting there (up to --profile-group of them), runs ONE ncu child for them (the runner's job format
+of several jobs, each with its own results file, one after another) on a GPU of that kind with no
+ncu child of the broker's in flight (a lane: one per GPU, so two GPUs profile two groups at once),
+and attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
 would have computed (grader.checks.counters.counts_from on the same launches and rows).
 
 Anything irregular in a group costs only the job that caused it: when the rows can still be told
@@ -42,9 +43,9 @@ from ..tasks import TaskResult
 from ...tools import NcuRows, ncu_env, parse_ncu_csv
 
 DEFAULT_GROUP = 8
-# How long the oldest request may wait for others to join its group. ncu's profiling is one queue for
-# the whole machine (two GPUs' ncu runs take turns), and every ncu run costs seconds whatever it
-# profiles: fewer, fuller runs are what a batch needs, and a grading's verdict waits this long at most.
+# How long the oldest request may wait for others to join its group while a GPU is free for it: every
+# ncu run costs seconds whatever it profiles, so fewer, fuller runs are what a batch needs, and a
+# grading's verdict waits this long at most.
 DEFAULT_LINGER_S = 2.0
 PRESTART_WAIT_S = 600.0  # a prestarted ncu child gives up after this long without a group
 
@@ -101,26 +102,43 @@ def attribute(requests: Sequence[NcuRequest], results: Sequence[Mapping[str, Tas
     return Attribution(kept, () if broken is None else (broken,), again)
 
 
+@dataclass
+class Lane:
+    """A GPU a broker profiles on: its gradings' environment, and at most one ncu child in flight."""
+
+    gpu: str
+    env: dict[str, str]
+    busy: bool = False
+    thread: threading.Thread | None = None
+    waiting: tuple[tuple, Prestarted] | None = None  # a prestarted ncu child and the key it serves
+
+    def ncu_env(self) -> dict[str, str]:
+        """The lane's environment for an ncu child: its GPU's ncu temp folder (tools.ncu_env)."""
+        return {**self.env, **ncu_env(self.gpu or None)}
+
+
 class ProfileBroker:
-    """The profiler of one kind of GPU (start_brokers): a thread serving one spool folder, one ncu
-    child at a time."""
+    """The profiler of one kind of GPU (start_brokers): a thread serving one spool folder, with one ncu
+    child at a time on each of its lanes (GPUs). `env` is the single lane's environment when `lanes`
+    (GPU -> environment) is not given."""
 
     def __init__(self, spool: Path, work: Path, ncu: str, env: Mapping[str, str], group: int = DEFAULT_GROUP,
-                 prestart: bool = True, linger: float = DEFAULT_LINGER_S) -> None:
+                 prestart: bool = True, linger: float = DEFAULT_LINGER_S,
+                 lanes: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.spool = Path(spool)
         self.work = Path(work)
         self.ncu = ncu
-        self.env = dict(env)
+        self.lanes = [Lane(gpu, dict(lane_env)) for gpu, lane_env in (lanes or {"": env}).items()]
         self.group = max(1, int(group))
         self.linger = max(0.0, float(linger))
         self.prestart = prestart
         self.queue: deque[Pending] = deque()
         self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
         self._ids = itertools.count()
+        self._lock = threading.Lock()  # the queue, the stats and the lanes' flags: the lanes' threads share them
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name=f"profiler-{self.spool.name}", daemon=True)
         self._beat = threading.Thread(target=self._heartbeat, name=f"profiler-beat-{self.spool.name}", daemon=True)
-        self._waiting: tuple[tuple, Prestarted] | None = None  # a prestarted ncu child and the key it serves
         self._exercises: dict[str, Any] = {}
 
     def start(self) -> "ProfileBroker":
@@ -154,28 +172,48 @@ class ProfileBroker:
         try:
             while not self._stop.is_set():
                 self._claim()
-                if not self.queue or self._lingering():
+                with self._lock:
+                    lane = next((lane for lane in self.lanes if not lane.busy), None)
+                    group = self._take_group() if lane is not None and self.queue and not self._lingering() else None
+                    if group:
+                        lane.busy = True
+                if not group:
                     self._stop.wait(profile_spool.POLL_S)
                     continue
-                first = self.queue.popleft()
-                group = [first]
-                for p in list(self.queue):
-                    if len(group) >= self.group:
-                        break
-                    if p.key == first.key:
-                        group.append(p)
-                        self.queue.remove(p)
-                try:
-                    self._serve_group(group)
-                except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
-                    for p in group:
-                        _answer(p, {"alone": True})
+                lane.thread = threading.Thread(target=self._serve_lane, args=(lane, group), daemon=True,
+                                               name=f"profiler-{self.spool.name}-{lane.gpu}")
+                lane.thread.start()
         finally:
-            if self._waiting:
-                self._waiting[1].cancel()
-                self._waiting = None
+            for lane in self.lanes:
+                if lane.thread is not None:
+                    lane.thread.join()  # stop()'s kill ends its ncu child
+                if lane.waiting:
+                    lane.waiting[1].cancel()
+                    lane.waiting = None
             for p in self.queue:
                 _answer(p, {"alone": True})
+
+    def _take_group(self) -> list[Pending]:
+        """The oldest request and those waiting that can share its ncu run, up to the group size."""
+        first = self.queue.popleft()
+        group = [first]
+        for p in list(self.queue):
+            if len(group) >= self.group:
+                break
+            if p.key == first.key:
+                group.append(p)
+                self.queue.remove(p)
+        return group
+
+    def _serve_lane(self, lane: Lane, group: list[Pending]) -> None:
+        try:
+            self._serve_group(lane, group)
+        except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
+            for p in group:
+                _answer(p, {"alone": True})
+        finally:
+            with self._lock:
+                lane.busy = False
 
     def _lingering(self) -> bool:
         """Whether to wait a little longer for the first request's group to fill (and for nothing else:
@@ -199,44 +237,52 @@ class ProfileBroker:
                 pending = Pending(path.name, Path(data["answer"]), NcuRequest.from_json(data))
             except (OSError, ValueError, KeyError, TypeError):
                 continue  # not a request this grader wrote: nobody to answer
-            self.queue.append(pending)
-            self.stats["requests"] += 1
+            with self._lock:
+                self.queue.append(pending)
+                self.stats["requests"] += 1
 
-    def _serve_group(self, group: list[Pending]) -> None:
+    def _count(self, stat: str, n: int = 1) -> None:
+        with self._lock:
+            self.stats[stat] += n
+
+    def _serve_group(self, lane: Lane, group: list[Pending]) -> None:
         if len(group) == 1:
-            self._alone(group[0])
+            self._alone(lane, group[0])
             return
         requests = [p.request for p in group]
-        results, parsed = self._run_group(requests)
+        results, parsed = self._run_group(lane, requests)
         settled = attribute(requests, results, parsed)
         for j, counts in settled.kept.items():
             _answer(group[j], _counts_json(counts))
         for j in settled.alone:
             # Its grading runs its own ncu child, exactly as a lone grading: beside the next group,
             # not holding up the queue for as long as that one may take.
-            self.stats["told_alone"] += 1
+            self._count("told_alone")
             _answer(group[j], {"alone": True})
         # Queued again at the front, in their order: they were waiting longest.
-        self.stats["again"] += len(settled.again)
-        for j in reversed(settled.again):
-            self.queue.appendleft(group[j])
+        with self._lock:
+            self.stats["again"] += len(settled.again)
+            for j in reversed(settled.again):
+                self.queue.appendleft(group[j])
 
     def _limits(self, root: str) -> Limits:
-        if root not in self._exercises:
-            self._exercises[root] = exercise_module.load(Path(root))
-        return self._exercises[root].spec.limits
+        with self._lock:
+            if root not in self._exercises:
+                self._exercises[root] = exercise_module.load(Path(root))
+            return self._exercises[root].spec.limits
 
     def _folder(self) -> Path:
         folder = self.work / f"run{next(self._ids)}"
         folder.mkdir()
         return folder
 
-    def _runner(self, request: NcuRequest, folder: Path) -> TaskSupervisor:
+    def _runner(self, lane: Lane, request: NcuRequest, folder: Path) -> TaskSupervisor:
         return TaskSupervisor(exercise_root=Path(request.exercise_root), workdir=folder, modules={"gpu": dict(request.modules)},
-                      limits=self._limits(request.exercise_root), env=self.env)
+                      limits=self._limits(request.exercise_root), env=lane.env)
 
-    def _take_prestarted(self, key: tuple) -> Prestarted | None:
-        waiting, self._waiting = self._waiting, None
+    @staticmethod
+    def _take_prestarted(lane: Lane, key: tuple) -> Prestarted | None:
+        waiting, lane.waiting = lane.waiting, None
         if waiting is None:
             return None
         if waiting[0] != key or waiting[1].child.proc.poll() is not None:
@@ -244,26 +290,28 @@ class ProfileBroker:
             return None
         return waiting[1]
 
-    def _prestart_next(self, request: NcuRequest) -> None:
-        """Start the next group's ncu child now: its start-up (seconds) overlaps this group's run (ncu
+    def _prestart_next(self, lane: Lane, request: NcuRequest) -> None:
+        """Start the lane's next ncu child now: its start-up (seconds) overlaps this group's run (ncu
         runs sharing one temp folder, tools.ncu_env, take turns at profiling)."""
-        if not self.prestart or self._waiting is not None:
+        if not self.prestart or lane.waiting is not None:
             return
-        runner = self._runner(request, self._folder())
-        child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=ncu_env(), wait=PRESTART_WAIT_S)
-        self._waiting = ((request.exercise_root, request.metrics, request.kernels), child)
+        runner = self._runner(lane, request, self._folder())
+        child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=ncu_env(lane.gpu or None),
+                                wait=PRESTART_WAIT_S)
+        lane.waiting = ((request.exercise_root, request.metrics, request.kernels), child)
 
-    def _alone(self, pending: Pending) -> None:
+    def _alone(self, lane: Lane, pending: Pending) -> None:
         """A request alone in the queue: its own ncu run, exactly as its grading would have run it."""
-        self.stats["single"] += 1
-        prestarted = self._take_prestarted(pending.key)
-        runner = self._runner(pending.request, self._folder())
-        self._prestart_next(pending.request)
-        _answer(pending, _counts_json(profile_alone(runner, pending.request, self.ncu, prestarted=prestarted)))
+        self._count("single")
+        prestarted = self._take_prestarted(lane, pending.key)
+        runner = self._runner(lane, pending.request, self._folder())
+        self._prestart_next(lane, pending.request)
+        _answer(pending, _counts_json(profile_alone(runner, pending.request, self.ncu, prestarted=prestarted,
+                                                    gpu=lane.gpu or None)))
 
-    def _run_group(self, requests: Sequence[NcuRequest]) -> tuple[list[dict[str, TaskResult]], NcuRows]:
+    def _run_group(self, lane: Lane, requests: Sequence[NcuRequest]) -> tuple[list[dict[str, TaskResult]], NcuRows]:
         """One ncu child for the group's jobs, one after another: each job's results, and ncu's rows."""
-        self.stats["groups"] += 1
+        self._count("groups")
         first = requests[0]
         limits = self._limits(first.exercise_root)
         folder = self._folder()
@@ -272,19 +320,19 @@ class ProfileBroker:
                "budget": False,  # as a lone ncu run: the reference's launches are profiled, not timed
                "jobs": [{"modules": dict(r.modules), "results": str(p), "tasks": [t.to_json() for t in r.tasks]}
                         for r, p in zip(requests, paths)]}
-        prestarted = self._take_prestarted((first.exercise_root, first.metrics, first.kernels))
+        prestarted = self._take_prestarted(lane, (first.exercise_root, first.metrics, first.kernels))
         stem = prestarted.stem if prestarted else folder / "group"
         write_atomically(stem.with_suffix(".json"), json.dumps(job))
         # One run limit for the group, as for one grading's ncu run: a group that runs past it costs
         # its hung job a lone run, and the others a place in the queue.
         seconds = limits.run_seconds
         if prestarted:
-            self._prestart_next(first)
+            self._prestart_next(lane, first)
             child: ChildRun = prestarted.child.finish(seconds)
         else:
             started = start_child(runner_argv(first.wrapper(self.ncu), stem), limits=child_limits(limits, seconds, "gpu"),
-                                  env={**self.env, **ncu_env()}, output_cap=limits.output_bytes, cwd=str(folder))
-            self._prestart_next(first)
+                                  env=lane.ncu_env(), output_cap=limits.output_bytes, cwd=str(folder))
+            self._prestart_next(lane, first)
             child = started.finish(seconds)
         log = stem.with_suffix(".log")
         text = (log.read_text(errors="replace") if log.exists() else "") + "\n" + child.stdout
@@ -320,22 +368,25 @@ class Brokers:
 
 
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
-                  base_env: Mapping[str, str], linger: float = DEFAULT_LINGER_S) -> Brokers:
+                  base_env: Mapping[str, str], linger: float = DEFAULT_LINGER_S, lanes: int | None = None) -> Brokers:
     """One broker for the GPUs of one kind (slot_envs: GPU -> the environment of that GPU's gradings),
-    under `root`; it profiles on the first of them. ncu's profiling takes turns across the machine's
-    GPUs anyway (two H200s: no faster than one), so one queue for them all gives fuller groups: fewer
-    ncu runs, each costing seconds. GPUs of different kinds count differently and keep their own
-    broker; so does a GPU whose kind the batch's probe did not say (KERNEL_GRADER_GPU)."""
+    under `root`, with a lane on each of them (on the first `lanes` of them, where given): one queue
+    for the GPUs of a kind gives fuller groups, so fewer ncu runs, each costing seconds, and each GPU
+    profiles a group of its own at the same time. GPUs of different kinds count differently and keep
+    their own broker; so does a GPU whose kind the batch's probe did not say (KERNEL_GRADER_GPU)."""
     brokers = Brokers()
-    by_kind: dict[str, ProfileBroker] = {}
+    by_kind: dict[str, list[str]] = {}
     for gpu, slot_env in slot_envs.items():
-        kind = _kind(gpu, slot_env)
-        if kind not in by_kind:
-            folder = root / f"gpu-{_safe(gpu)}"
-            env = {**base_env, **slot_env}
-            env.pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
-            by_kind[kind] = ProfileBroker(folder / "spool", folder / "work", ncu, env, group, linger=linger).start()
-        brokers.by_gpu[gpu] = by_kind[kind]
+        by_kind.setdefault(_kind(gpu, slot_env), []).append(gpu)
+    for gpus in by_kind.values():
+        folder = root / f"gpu-{_safe(gpus[0])}"
+        envs = {}
+        for gpu in gpus[: lanes or None]:
+            envs[gpu] = {**base_env, **slot_envs[gpu]}
+            envs[gpu].pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
+        broker = ProfileBroker(folder / "spool", folder / "work", ncu, {}, group, linger=linger, lanes=envs).start()
+        for gpu in gpus:
+            brokers.by_gpu[gpu] = broker
     return brokers
 
 
