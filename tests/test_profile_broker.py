@@ -424,13 +424,31 @@ def test_a_profiler_profiles_on_each_gpu_of_its_kind_at_once(fake):
         assert answers[name] == _answer(_alone(fake, request, name)), name
 
 
-def test_a_profiler_can_be_held_to_fewer_lanes(fake):
+@pytest.mark.parametrize("lanes, gpus", [(1, ["0"]), (3, ["0", "1", "0"])])
+def test_a_profiler_s_lanes_are_dealt_round_its_gpus(fake, lanes, gpus):
     from grader.run.parent.device_probe import PRESET_VARIABLE, GpuInfo
 
     h200 = GpuInfo(True, "NVIDIA H200", "sm_90").to_env()
     slots = {gpu: {"CUDA_VISIBLE_DEVICES": gpu, PRESET_VARIABLE: h200} for gpu in ("0", "1")}
-    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 8, fake["env"], lanes=1)
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 8, fake["env"], lanes=lanes)
     try:
-        assert [lane.gpu for lane in brokers.by_gpu["1"].lanes] == ["0"]
+        assert [lane.gpu for lane in brokers.by_gpu["1"].lanes] == gpus
     finally:
         brokers.stop()
+
+
+def test_two_lanes_on_one_gpu_share_its_ncu_temp_folder(fake):
+    """ncu's lock is in its temp folder: two ncu children on one GPU must find each other's."""
+    slots = {"0": {"CUDA_VISIBLE_DEVICES": "0"}}
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], slots, 1, fake["env"], linger=0.0, lanes=2)
+    requests = {f"s{i}": _request(fake, f"s{i}", f"slow {i}") for i in range(2)}
+    try:
+        broker = brokers.by_gpu["0"]
+        with ThreadPoolExecutor(len(requests)) as pool:
+            futures = [pool.submit(profile_spool.ask, broker.spool, r.to_json(), fake["tmp"] / name / "answer.json", 60)
+                       for name, r in requests.items()]
+            assert all(f.result() for f in futures)
+    finally:
+        brokers.stop()
+    spans = [line.split() for line in Path(str(fake["calls"]) + ".spans").read_text().splitlines()]
+    assert len(spans) == 2 and {gpu for gpu, *_ in spans} == {"0"} and len({tmp for _, tmp, *_ in spans}) == 1

@@ -327,7 +327,7 @@ def visible_gpus() -> list[str]:
     return ["0"]  # CuPy saw a GPU but nvidia-smi cannot count them: use device 0 only
 
 
-PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # GPUs of a kind each profiler uses at once (default all)
+PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
 GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
 
 
@@ -592,7 +592,8 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
     for slot in slots:
         by_gpu.setdefault(slot.get("CUDA_VISIBLE_DEVICES", ""), slot)
     base = {**api.child_env(ctx.scratch), TAG_VARIABLE: _profiler_tag(ctx)}  # killed with the batch's children too
-    # A diagnostic ($KERNEL_GRADER_PROFILER_LANES=1): profile on fewer GPUs of a kind at once than it has.
+    # A diagnostic ($KERNEL_GRADER_PROFILER_LANES=N): N ncu children in flight for each kind of GPU, dealt
+    # round its GPUs, in place of profile_broker.LANES_PER_GPU on each.
     lanes = os.environ.get(PROFILER_LANES_VARIABLE, "").strip()
     return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base,
                          lanes=int(lanes) if lanes.isdigit() and int(lanes) > 0 else None)

@@ -47,6 +47,10 @@ DEFAULT_GROUP = 8
 # ncu run costs seconds whatever it profiles, so fewer, fuller runs are what a batch needs, and a
 # grading's verdict waits this long at most.
 DEFAULT_LINGER_S = 2.0
+# ncu children in flight on each GPU. Two on one GPU share its ncu temp folder (tools.ncu_env), so
+# their kernels take turns at being profiled while one's start-up, set-up and report (seconds of
+# ncu's own CPU) overlap the other's profiling.
+LANES_PER_GPU = 1
 PRESTART_WAIT_S = 600.0  # a prestarted ncu child gives up after this long without a group
 
 
@@ -119,16 +123,16 @@ class Lane:
 
 class ProfileBroker:
     """The profiler of one kind of GPU (start_brokers): a thread serving one spool folder, with one ncu
-    child at a time on each of its lanes (GPUs). `env` is the single lane's environment when `lanes`
-    (GPU -> environment) is not given."""
+    child at a time on each of its lanes ((GPU, environment) pairs; a GPU may have more than one).
+    `env` is the single lane's environment when `lanes` is not given."""
 
     def __init__(self, spool: Path, work: Path, ncu: str, env: Mapping[str, str], group: int = DEFAULT_GROUP,
                  prestart: bool = True, linger: float = DEFAULT_LINGER_S,
-                 lanes: Mapping[str, Mapping[str, str]] | None = None) -> None:
+                 lanes: Sequence[tuple[str, Mapping[str, str]]] | None = None) -> None:
         self.spool = Path(spool)
         self.work = Path(work)
         self.ncu = ncu
-        self.lanes = [Lane(gpu, dict(lane_env)) for gpu, lane_env in (lanes or {"": env}).items()]
+        self.lanes = [Lane(gpu, dict(lane_env)) for gpu, lane_env in (lanes or [("", env)])]
         self.group = max(1, int(group))
         self.linger = max(0.0, float(linger))
         self.prestart = prestart
@@ -181,7 +185,7 @@ class ProfileBroker:
                     self._stop.wait(profile_spool.POLL_S)
                     continue
                 lane.thread = threading.Thread(target=self._serve_lane, args=(lane, group), daemon=True,
-                                               name=f"profiler-{self.spool.name}-{lane.gpu}")
+                                               name=f"profiler-{self.spool.name}-{self.lanes.index(lane)}")
                 lane.thread.start()
         finally:
             for lane in self.lanes:
@@ -370,20 +374,23 @@ class Brokers:
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
                   base_env: Mapping[str, str], linger: float = DEFAULT_LINGER_S, lanes: int | None = None) -> Brokers:
     """One broker for the GPUs of one kind (slot_envs: GPU -> the environment of that GPU's gradings),
-    under `root`, with a lane on each of them (on the first `lanes` of them, where given): one queue
-    for the GPUs of a kind gives fuller groups, so fewer ncu runs, each costing seconds, and each GPU
-    profiles a group of its own at the same time. GPUs of different kinds count differently and keep
-    their own broker; so does a GPU whose kind the batch's probe did not say (KERNEL_GRADER_GPU)."""
+    under `root`, with LANES_PER_GPU lanes on each of them (or `lanes` in all, dealt round the GPUs
+    in turn): one queue for the GPUs of a kind gives fuller groups, so fewer ncu runs, each costing
+    seconds, and each lane runs a group of its own at the same time. GPUs of different kinds count
+    differently and keep their own broker; so does a GPU whose kind the batch's probe did not say
+    (KERNEL_GRADER_GPU)."""
     brokers = Brokers()
     by_kind: dict[str, list[str]] = {}
     for gpu, slot_env in slot_envs.items():
         by_kind.setdefault(_kind(gpu, slot_env), []).append(gpu)
     for gpus in by_kind.values():
         folder = root / f"gpu-{_safe(gpus[0])}"
-        envs = {}
-        for gpu in gpus[: lanes or None]:
-            envs[gpu] = {**base_env, **slot_envs[gpu]}
-            envs[gpu].pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
+        envs = []
+        for n in range(lanes or LANES_PER_GPU * len(gpus)):
+            gpu = gpus[n % len(gpus)]
+            env = {**base_env, **slot_envs[gpu]}
+            env.pop(profile_spool.VARIABLE, None)  # its own ncu children profile, they do not ask
+            envs.append((gpu, env))
         broker = ProfileBroker(folder / "spool", folder / "work", ncu, {}, group, linger=linger, lanes=envs).start()
         for gpu in gpus:
             brokers.by_gpu[gpu] = broker
