@@ -124,6 +124,17 @@ def test_a_server_that_is_gone_leaves_children_to_start_the_ordinary_way(tmp_pat
     assert child.finish(60).returncode == 0
 
 
+def test_a_server_killed_from_outside_is_seen_to_have_ended_once_its_death_lands(server):
+    """The batch asks after a failed grading whether the slot's server died with its children; the
+    SIGKILL lands a moment later than theirs, so the question waits for it a little."""
+    import threading
+
+    assert not server.ended() and not server.ended(grace=0.2)  # a live server: not ended, after the grace
+    threading.Timer(0.3, lambda: os.kill(server._proc.pid, signal.SIGKILL)).start()
+    assert not server.ended()
+    assert server.ended(grace=10) and not server.running
+
+
 # --------------------------------------------------------------------------------------------- same results
 @pytest.mark.parametrize("name", ["solution.cu", "missing_second_barrier.cu", "does_not_compile.cu"])
 def test_forked_grading_writes_the_results_of_a_fresh_one(server, tmp_path, name):

@@ -328,6 +328,7 @@ def visible_gpus() -> list[str]:
 
 
 PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
+SERVER_DEATH_GRACE_S = 1.0  # how long a failed grading waits to see whether its slot's server died with it
 GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
 
 
@@ -693,7 +694,10 @@ def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop:
     graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
                             env=env, scratch=ctx.scratch, tag=tag)
     if warm is not None:
-        died = address is not None and not warm.running and not stop.is_set()
+        # A grading the grader failed may have lost its children to the server's death: wait a moment for
+        # that death to show (it lands just after theirs), or the student is left with a grader error.
+        grace = SERVER_DEATH_GRACE_S if graded.status == "grader-error" else 0.0
+        died = address is not None and not stop.is_set() and warm.server.ended(grace)
         warm.after(graded)
         if died:
             # The server went away during the grading (killed from outside): what it did to the grading's

@@ -23,6 +23,7 @@ Client:  sandbox.start_child() forks through the server named by $KERNEL_GRADER_
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -240,6 +241,16 @@ class ForkServer:
     def running(self) -> bool:
         """Whether the server is up."""
         return self._proc is not None and self._proc.poll() is None
+
+    def ended(self, grace: float = 0.0) -> bool:
+        """Whether the server has exited, waiting up to `grace` seconds for one on its way out (a
+        SIGKILL from outside lands a moment after the children it forked are seen to die)."""
+        if self._proc is None:
+            return True
+        if grace > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=grace)
+        return self._proc.poll() is not None
 
     def kill_children(self) -> None:
         """End whatever the last grading left running (normally nothing); a server that does not
