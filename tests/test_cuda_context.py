@@ -10,9 +10,15 @@ from grader.run.child import cuda_context
 class _Driver:
     """A stand-in for libcuda whose calls return the given CUDA error codes."""
 
-    def __init__(self, init: int = 0, retain: int = 0):
+    def __init__(self, init: int = 0, retain: int = 0, active: int = 0, flags: int = 0):
         self.calls: list[str] = []
         self._init, self._retain = init, retain
+        self._active, self._flags = active, flags
+
+    def cuDevicePrimaryCtxGetState(self, device, flags, active):
+        self.calls.append("cuDevicePrimaryCtxGetState")
+        flags._obj.value, active._obj.value = self._flags, self._active
+        return 0
 
     def cuInit(self, flags):
         self.calls.append("cuInit")
@@ -54,7 +60,8 @@ def test_a_driver_that_fails_to_initialise_is_left_alone(monkeypatch):
 def test_a_retained_context_is_kept_for_the_child_s_life(monkeypatch):
     driver = _Driver()
     held = _run(monkeypatch, lambda name: driver)
-    assert driver.calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxSetFlags_v2 4", "cuDevicePrimaryCtxRetain"]
+    assert driver.calls == ["cuInit", "cuDeviceGet", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxSetFlags_v2 4",
+                            "cuDevicePrimaryCtxRetain"]
     assert len(held) == 1 and isinstance(held[0], ctypes.c_void_p)
 
 
@@ -70,3 +77,12 @@ def test_the_context_sleeps_in_a_wait_unless_told_otherwise(monkeypatch):
         monkeypatch.setattr(cuda_context.ctypes, "CDLL", lambda name: driver)
         assert cuda_context.set_schedule(0)
         assert driver.calls[-1] == f"cuDevicePrimaryCtxSetFlags_v2 {flag}", wanted
+
+
+def test_a_context_already_made_is_left_as_it_is(monkeypatch):
+    monkeypatch.delenv(cuda_context.SYNC_VARIABLE, raising=False)
+    for flags, answer in ((4, True), (1, False)):
+        driver = _Driver(active=1, flags=flags)
+        monkeypatch.setattr(cuda_context.ctypes, "CDLL", lambda name: driver)
+        assert cuda_context.set_schedule(0) is answer
+        assert not any("SetFlags" in call for call in driver.calls)

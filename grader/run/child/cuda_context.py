@@ -41,8 +41,9 @@ def schedule() -> str:
 
 
 def set_schedule(ordinal: int = 0) -> bool:
-    """Set the primary context's wait policy of device `ordinal` (schedule()); whether the driver took
-    it. Before the context is made, or on a context already made (the driver's _v2 call allows that)."""
+    """Set the wait policy (schedule()) of device `ordinal`'s primary context before it is made;
+    whether the context will wait so. A context already made is left as it is (whoever made it
+    early, open_early, set it first)."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         device = ctypes.c_int()
@@ -54,8 +55,14 @@ def set_schedule(ordinal: int = 0) -> bool:
 
 
 def _set_flags(cuda, device: ctypes.c_int) -> bool:
+    wanted = _SCHEDULE[schedule()]
+    flags, active = ctypes.c_uint(), ctypes.c_int()
+    if cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) != 0:
+        return False
+    if active.value:
+        return flags.value & 0x7 == wanted
     setter = getattr(cuda, "cuDevicePrimaryCtxSetFlags_v2", None) or cuda.cuDevicePrimaryCtxSetFlags
-    return setter(device, ctypes.c_uint(_SCHEDULE[schedule()])) == 0
+    return setter(device, ctypes.c_uint(wanted)) == 0
 
 
 def _retain() -> None:
