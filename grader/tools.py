@@ -89,8 +89,9 @@ def ncu_env(gpu: str | None = None) -> dict[str, str]:
     overlapping runs on one GPU exited with status 9 (bench/ncu_startup.sh; sharing one folder, both
     finished). That lock profiles one kernel at a time across all ncu runs sharing the folder, while
     each run's start-up overlaps the others'; the grader adds no turns of its own (in a batch of 100
-    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading). Runs on two GPUs
-    profile at the same time (bench/ncu_startup.sh), so each GPU has its own folder.
+    on an H200, turns that also covered ncu's start-up cost 4.5 s per grading). The conflict is one
+    GPU's, so each GPU has its own folder and two GPUs' runs do not wait for each other's lock
+    (whether the driver then profiles on both at once, bench/ncu_startup.sh measures on two GPUs).
     """
     if gpu is None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()

@@ -7,7 +7,7 @@ kind of GPU in the batch parent watches a spool folder (grader.run.parent.profil
 child's side): it lets the oldest request wait up to DEFAULT_LINGER_S for others, takes every request
 waiting there (up to --profile-group of them), runs ONE ncu child for them (the runner's job format
 of several jobs, each with its own results file, one after another) on a GPU of that kind with no
-ncu child of the broker's in flight (a lane: one per GPU, so two GPUs profile two groups at once),
+ncu child of the broker's in flight (a lane: one per GPU, so two GPUs each run a group at once),
 and attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
 would have computed (grader.checks.counters.counts_from on the same launches and rows).
 
