@@ -658,10 +658,11 @@ class WarmSlot:
                 env[variable] = folder
         return env
 
-    @property
-    def running(self) -> bool:
-        """Whether the server is up."""
-        return self.server.running
+    def died_during(self, graded: Graded) -> bool:
+        """Whether the server has ended, as it may have during this grading (killed from outside). After
+        a grading the grader failed it waits a moment for that death to show: it lands just after the
+        death of the children it forked, and read too early the student is left with a grader error."""
+        return self.server.ended(SERVER_DEATH_GRACE_S if graded.status == "grader-error" else 0.0)
 
     def after(self, graded: Graded) -> None:
         """Leave nothing of this grading behind for the next."""
@@ -694,10 +695,7 @@ def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop:
     graded = grade_in_child(ctx.exercise, entry.source, backend=ctx.backend, timeout=ctx.timeout, seed=ctx.seed,
                             env=env, scratch=ctx.scratch, tag=tag)
     if warm is not None:
-        # A grading the grader failed may have lost its children to the server's death: wait a moment for
-        # that death to show (it lands just after theirs), or the student is left with a grader error.
-        grace = SERVER_DEATH_GRACE_S if graded.status == "grader-error" else 0.0
-        died = address is not None and not stop.is_set() and warm.server.ended(grace)
+        died = address is not None and not stop.is_set() and warm.died_during(graded)
         warm.after(graded)
         if died:
             # The server went away during the grading (killed from outside): what it did to the grading's
