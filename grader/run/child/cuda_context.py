@@ -44,35 +44,46 @@ def set_schedule(ordinal: int = 0) -> bool:
     """Set the wait policy (schedule()) of device `ordinal`'s primary context before it is made;
     whether the context will wait so. A context already made is left as it is (whoever made it
     early, open_early, set it first)."""
+    opened = _open(ordinal)
+    return opened is not None and _set_flags(*opened)
+
+
+def _open(ordinal: int) -> tuple[ctypes.CDLL, ctypes.c_int] | None:
+    """The driver library and device `ordinal`, initialised; None without a usable driver (the
+    device's own opening then says why, in its own words)."""
     try:
         cuda = ctypes.CDLL("libcuda.so.1")
         device = ctypes.c_int()
         if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
-            return False
-        return _set_flags(cuda, device)
-    except (OSError, AttributeError):  # no driver here: the device's own opening says so
-        return False
+            return None
+        return cuda, device
+    except (OSError, AttributeError):
+        return None
 
 
 def _set_flags(cuda, device: ctypes.c_int) -> bool:
     wanted = _SCHEDULE[schedule()]
     flags, active = ctypes.c_uint(), ctypes.c_int()
-    if cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) != 0:
+    try:
+        if cuda.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) != 0:
+            return False
+        if active.value:
+            return flags.value & 0x7 == wanted
+        setter = getattr(cuda, "cuDevicePrimaryCtxSetFlags_v2", None) or cuda.cuDevicePrimaryCtxSetFlags
+        return setter(device, ctypes.c_uint(wanted)) == 0
+    except AttributeError:  # a driver without these calls: its contexts wait as it chooses
         return False
-    if active.value:
-        return flags.value & 0x7 == wanted
-    setter = getattr(cuda, "cuDevicePrimaryCtxSetFlags_v2", None) or cuda.cuDevicePrimaryCtxSetFlags
-    return setter(device, ctypes.c_uint(wanted)) == 0
 
 
 def _retain() -> None:
+    opened = _open(0)
+    if opened is None:
+        return
+    cuda, device = opened
+    context = ctypes.c_void_p()
     try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-        device, context = ctypes.c_int(), ctypes.c_void_p()
-        if cuda.cuInit(0) != 0 or cuda.cuDeviceGet(ctypes.byref(device), 0) != 0:
-            return
         _set_flags(cuda, device)
         if cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device) == 0:
             _held.append(context)
-    except (OSError, AttributeError):  # no driver here: the device's own opening says so
+    except AttributeError:  # a driver without these calls: CuPy makes its context as before
         return
