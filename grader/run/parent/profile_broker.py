@@ -116,9 +116,15 @@ class Lane:
     thread: threading.Thread | None = None
     waiting: tuple[tuple, Prestarted] | None = None  # a prestarted ncu child and the key it serves
 
+    @property
+    def ncu_gpu(self) -> str | None:
+        """The GPU whose ncu temp folder the lane's ncu children share (None: the lane of a broker
+        made without lanes, whose environment says; tools.ncu_env)."""
+        return self.gpu or None
+
     def ncu_env(self) -> dict[str, str]:
-        """The lane's environment for an ncu child: its GPU's ncu temp folder (tools.ncu_env)."""
-        return {**self.env, **ncu_env(self.gpu or None)}
+        """What an ncu child of the lane needs over the lane's environment (tools.ncu_env)."""
+        return ncu_env(self.ncu_gpu)
 
 
 class ProfileBroker:
@@ -300,7 +306,7 @@ class ProfileBroker:
         if not self.prestart or lane.waiting is not None:
             return
         runner = self._runner(lane, request, self._folder())
-        child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=ncu_env(lane.gpu or None),
+        child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=lane.ncu_env(),
                                 wait=PRESTART_WAIT_S)
         lane.waiting = ((request.exercise_root, request.metrics, request.kernels), child)
 
@@ -311,7 +317,7 @@ class ProfileBroker:
         runner = self._runner(lane, pending.request, self._folder())
         self._prestart_next(lane, pending.request)
         _answer(pending, _counts_json(profile_alone(runner, pending.request, self.ncu, prestarted=prestarted,
-                                                    gpu=lane.gpu or None)))
+                                                    gpu=lane.ncu_gpu)))
 
     def _run_group(self, lane: Lane, requests: Sequence[NcuRequest]) -> tuple[list[dict[str, TaskResult]], NcuRows]:
         """One ncu child for the group's jobs, one after another: each job's results, and ncu's rows."""
@@ -335,7 +341,7 @@ class ProfileBroker:
             child: ChildRun = prestarted.child.finish(seconds)
         else:
             started = start_child(runner_argv(first.wrapper(self.ncu), stem), limits=child_limits(limits, seconds, "gpu"),
-                                  env=lane.ncu_env(), output_cap=limits.output_bytes, cwd=str(folder))
+                                  env={**lane.env, **lane.ncu_env()}, output_cap=limits.output_bytes, cwd=str(folder))
             self._prestart_next(lane, first)
             child = started.finish(seconds)
         log = stem.with_suffix(".log")
