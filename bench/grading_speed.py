@@ -115,6 +115,27 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     for (original, test), seen in sorted(by_test.items()):
         if len(seen) > 1:
             print(f"    copies of {original} differ in {test}: {dict(seen)}")
+            for o, doc in zip(originals, docs):  # each copy's own numbers, e.g. the times behind a speed
+                for t in doc.get("tests", []):
+                    if o == original and t.get("name") == test and t.get("tags", [""])[0] == "performance":
+                        extra = t.get("extra_data", {})
+                        print(f"        {t.get('score')}: median {extra.get('median_ms')}, min {extra.get('min_ms')}")
+    # The performance check's measured speed (fraction of the reference's) across copies of one file:
+    # how far a copy could drift, and how near a step's edge the file sits.
+    speeds: dict[str, list[float]] = {}
+    for original, doc in zip(originals, docs):
+        for t in doc.get("tests", []):
+            fraction = t.get("extra_data", {}).get("fraction_of_reference")
+            if isinstance(fraction, (int, float)):
+                speeds.setdefault(original, []).append(float(fraction))
+    if speeds:
+        print("speed against the reference, by file (min, median, max over its copies): " + "; ".join(
+            f"{k} {min(v):.3f} {statistics.median(v):.3f} {max(v):.3f} ({len(v)})" for k, v in sorted(speeds.items())))
+    # The longest waits for the GPU: a launch that waits SHARE_WAIT (10 s) for a timing goes on unlocked.
+    waits = sorted(((sum(s["seconds"] for s in doc.get("extra_data", {}).get("stages", [])
+                         if s["name"] == "gpu launches: waiting for the GPU"), student)
+                    for student, doc in zip(originals, docs)), reverse=True)
+    print("longest waits for the GPU, per grading: " + ", ".join(f"{w:.2f} s ({k})" for w, k in waits[:5]))
     print(f"batch profile: {len(docs)} gradings; stage seconds summed over them (stages overlap within a grading):")
     for name, total in sorted(totals.items(), key=lambda kv: -kv[1])[:25]:
         print(f"    {name:<48} {total:8.1f} s  ({total / max(len(docs), 1):.2f} s per grading)")

@@ -44,10 +44,11 @@ def time_exercise(exercise_id: str, tmp: Path, arch: str) -> tuple[dict, dict[st
     compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
     runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
                     modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
-    tasks = [Task(id=m, kind="time", backend="gpu", module=m, sizes=sizes, seeds=(1,), repeats=20)
-             for m in ("submission", "baseline")]
-    stage = runner.run(tasks, backend="gpu", timeout=300)
-    return sizes, {t.id: stage.results[t.id].data.get("median_ms", float("nan")) for t in tasks}
+    task = Task(id="time", kind="time", backend="gpu", module="submission", rivals=("baseline",), sizes=sizes, seeds=(1,),
+                repeats=20)
+    result = runner.run([task], backend="gpu", timeout=300).results["time"]
+    ms = result.data.get("median_ms", {})
+    return sizes, {m: ms.get(m, float("nan")) for m in ("submission", "baseline")}
 
 
 def main() -> int:

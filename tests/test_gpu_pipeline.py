@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 
 from grader import api
 from grader.checks import REGISTRY, Context
@@ -203,10 +204,30 @@ def test_timing_waits_for_the_gpu_and_needs_correct_launches(tmp_path):
         for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
             ctx.planned.setdefault(task.id, task)
     timed = [t for t in ctx.planned.values() if t.kind == "time"]
-    assert [t.module for t in timed][:2] == ["submission", "reference"]
+    # One task times the submission and the reference in turns (a ratio taken in one window).
+    assert [(t.module, t.rivals) for t in timed] == [("submission", ("reference",))]
     correctness = {t for t in ctx.planned if t.startswith("correctness:")}
     assert all(set(t.requires) == correctness and t.after.endswith("gpu-free") for t in timed)
     assert list(ctx.planned)[-len(timed):] == [t.id for t in timed]  # last in the batch
+
+
+def test_performance_scores_the_ratio_of_times_taken_in_turns_and_names_what_failed(tmp_path):
+    """The judge reads the one timing task's medians by module: 68% of the reference's speed, with full
+    marks from 90%, is three quarters of 75% of the points; a failed timing names its module."""
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    ctx.pool = None
+    conf = ctx.spec.checks["performance"]
+    for category in ("correctness", "performance"):
+        for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
+            ctx.planned.setdefault(task.id, task)
+    ctx.results.update(_ok([t for t in ctx.planned.values() if t.kind != "time"]).results)
+    ctx.results["time"] = TaskResult("time", "ok", data={"median_ms": {"submission": 2.0, "reference": 1.36}, "repeats": 20})
+    (verdict,) = REGISTRY["performance"].judge(ctx, conf)
+    assert verdict.score == pytest.approx(conf.points * 0.75) and not verdict.passed
+    assert verdict.extra["fraction_of_reference"] == 0.68 and "68% of its speed" in verdict.output
+    ctx.results["time"] = TaskResult("time", "error", message="CUDARuntimeError: boom", data={"module": "reference"})
+    (failed,) = REGISTRY["performance"].judge(ctx, conf)
+    assert failed.score == 0 and failed.output.startswith("Timing the reference solution at N = 2048 failed: CUDARuntimeError")
 
 
 def test_the_gpu_is_released_once_background_stages_finish(tmp_path):

@@ -19,7 +19,8 @@ class Task:
     """One job for the child.
 
     kind: "run" (launch once per seed and compare with the reference), "profile" (one launch,
-    counters only), or "time" (CUDA-event timing; module may be "baseline" for the vendor library).
+    counters only), or "time" (CUDA-event timing of `module` and of its `rivals` in turns: the
+    reference solution, "baseline" for the vendor library).
     """
 
     id: str
@@ -34,18 +35,20 @@ class Task:
     # and is skipped when a task in `requires` failed: timing a kernel that is wrong is wasted.
     after: str = ""
     requires: tuple[str, ...] = ()
+    rivals: tuple[str, ...] = ()  # "time": the modules timed in turns with `module`, in one window
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["sizes"] = dict(self.sizes)
         data["seeds"] = list(self.seeds)
         data["requires"] = list(self.requires)
+        data["rivals"] = list(self.rivals)
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "Task":
         return cls(**{**data, "seeds": tuple(data.get("seeds", (0,))), "sizes": dict(data.get("sizes", {})),
-                      "requires": tuple(data.get("requires", ()))})
+                      "requires": tuple(data.get("requires", ())), "rivals": tuple(data.get("rivals", ()))})
 
 
 @dataclass(frozen=True)

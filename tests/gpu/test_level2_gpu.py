@@ -99,8 +99,8 @@ def test_a_warm_worker_leaves_nothing_of_a_job_in_the_device_memory_it_reuses(tm
         free.touch()
         tasks = [Task(id="correctness:0", kind="run", backend="gpu", sizes={"N": 100}, seeds=(1, 2)),
                  Task(id="race:0", kind="run", backend="gpu", sizes={"N": 129}, seeds=(3, 3, 3))]
-        tasks += [Task(id=f"time:{m}", kind="time", backend="gpu", module=m, sizes={"N": 256}, seeds=(4,), repeats=3,
-                       after=str(free)) for m in ("submission", "reference", "baseline")]
+        tasks.append(Task(id="time", kind="time", backend="gpu", rivals=("reference", "baseline"), sizes={"N": 256},
+                          seeds=(4,), repeats=3, after=str(free)))
         job = {"exercise": str(EXERCISE), "backend": "gpu", "modules": {"submission": str(cubin), "reference": str(cubin)},
                "results": str(tmp_path / "job.jsonl"), "tasks": [t.to_json() for t in tasks], "budget": True}
         device = open_device("gpu")

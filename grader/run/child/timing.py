@@ -1,4 +1,11 @@
-"""CUDA-event timing in the child: warm-up, an L2 flush before every repeat, the median of repeats.
+"""CUDA-event timing in the child: the submission and its rivals (the reference solution, the vendor
+library) in turns, in one window alone on the GPU; warm-up, an L2 flush before every timed call, the
+median of repeats.
+
+Timing them in turns rather than one after another is what keeps a score steady in a batch: the
+speed a score is given for is a ratio of two times, and anything that drifts between two separate
+windows (the clocks, the GPU's warmth after other gradings' kernels) would move one time and not the
+other. In turns, a drift moves both alike and the ratio stays.
 
 Everything a timing needs (inputs, device buffers, the loaded kernels, the flush buffer) is made
 while holding an ordinary share of the GPU; the GPU is held alone only for the warm-up and the timed
@@ -7,7 +14,8 @@ a large input on the CPU."""
 from __future__ import annotations
 
 import statistics
-from typing import Any, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -20,92 +28,148 @@ from ..tasks import Task
 WARMUP = 3
 
 
+@dataclass(frozen=True)
+class _Timed:
+    """One module ready to time: the call (every kernel of its chain, or the library), the device
+    arrays that must survive between its calls, and, for a rival, its device copies of the inputs by
+    name (each must still equal the input when the timing ends) and the copies to make before each
+    of its calls (its inout buffers, from pristine copies: it always starts from the inputs)."""
+
+    name: str
+    run: Callable[[], None]
+    kept: tuple[Any, ...]
+    originals: Mapping[str, Any]
+    restore: tuple[tuple[Any, Any], ...] = ()
 def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str]) -> dict[str, Any]:
-    """Time the submission, the reference solution or the vendor baseline at one size."""
+    """Time the task's module (the submission) and its rivals (task.rivals: the reference solution, the
+    vendor baseline) at one size, in turns. Data: median and minimum milliseconds by module."""
     if device.name != "gpu":
         return {"id": task.id, "status": "skipped", "message": "timing needs a GPU"}
     import cupy as cp
 
-    spec = exercise.spec
     sizes = dict(task.sizes)
     inputs = harness.make_inputs(sizes, np.random.default_rng(task.seeds[0]))
     memory = _ScrubbedMemory(cp)
     with cp.cuda.using_allocator(memory.malloc):
         try:
-            return _time(task, exercise, harness, device, modules, sizes, inputs, cp)
+            return _time(task, exercise, harness, device, modules, sizes, inputs, memory, cp)
         finally:
             memory.scrub(device)
 
 
 def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
-          sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> dict[str, Any]:
+          sizes: dict[str, int], inputs: Mapping[str, Any], memory: "_ScrubbedMemory", cp: Any) -> dict[str, Any]:
+    timed: list[_Timed] = []
     with device.using():
-        prepared = _prepare(task, exercise, harness, device, modules, sizes, inputs, cp)
-    if isinstance(prepared, dict):
-        return prepared  # skipped, or an error while preparing
-    run, flush = prepared
+        for name in (task.module, *task.rivals):
+            prepared = _prepare(name, name == task.module, exercise, harness, device, modules, sizes, inputs, cp)
+            if isinstance(prepared, str):
+                return {"id": task.id, "status": "error", "message": prepared, "data": {"module": name}}
+            if prepared is not None:  # None: an exercise without a library baseline
+                timed.append(prepared)
+        l2 = cp.cuda.Device().attributes.get("L2CacheSize", 50 * 1024**2)
+        flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
+        cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
+    # The rivals' outputs (the reference's answer, the library's) are zeroed after each of their calls:
+    # what the submission's kernel can find in device memory while it runs stays what it was before
+    # the rivals ran. Inputs and the flush buffer are kept; zeroing happens outside the timed events.
+    kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for t in timed for a in (*t.kept, flush)]
+    times: dict[str, list[float]] = {t.name: [] for t in timed}
     alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
+    current = task.module
     try:
-        for _ in range(WARMUP):
-            run()
-        cp.cuda.Device().synchronize()
-        times = []
         start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for _ in range(task.repeats):
-            flush.fill(0)
-            start.record()
-            run()
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop))
+        for round_ in range(WARMUP + task.repeats):
+            for t in timed:
+                current = t.name
+                for working, pristine in t.restore:
+                    working[...] = pristine
+                flush.fill(0)
+                start.record()
+                t.run()
+                stop.record()
+                stop.synchronize()
+                if round_ >= WARMUP:
+                    times[t.name].append(cp.cuda.get_elapsed_time(start, stop))
+                if t.name != task.module:
+                    memory.zero(kept)
     except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
-        return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}"}
+        return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": current}}
     finally:
         device.leave()
-    data: dict[str, Any] = {"median_ms": statistics.median(times), "min_ms": min(times), "repeats": len(times)}
+    changed = _changed_inputs(timed, inputs, exercise, device, cp)
+    if changed:
+        return {"id": task.id, "status": "error", "data": {"module": task.module},
+                "message": f"the {changed} changed while the submission was timed beside it: the kernel wrote "
+                           "outside its own buffers"}
+    data: dict[str, Any] = {"median_ms": {k: statistics.median(v) for k, v in times.items()},
+                            "min_ms": {k: min(v) for k, v in times.items()}, "repeats": task.repeats}
     if not alone:
         data["shared_gpu"] = True
     return {"id": task.id, "status": "ok", "data": data}
 
 
-def _prepare(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
-             sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> tuple[Callable[[], None], Any] | dict[str, Any]:
-    """The timed call (every kernel of the chain on device copies of the inputs, or the baseline) and
-    a buffer whose writing evicts the L2; a result dict instead when there is nothing to time."""
-    spec = exercise.spec
-    bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
-    dev = {name: cp.asarray(bfloat16.to_bits(arr) if name in bf16 else arr) for name, arr in inputs.items()}
-    if task.module == "baseline":
-        fn = harness.baseline()
-        if fn is None:
-            return {"id": task.id, "status": "skipped", "message": "the exercise defines no baseline"}
-        run: Callable[[], None] = lambda: fn(cp, dev, sizes)
-    else:
-        kernels = load_chain(device, modules[task.module], spec)
-        for name in spec.kernel.constants:
-            problem = device.set_constant(kernels[0], name, np.ascontiguousarray(inputs[name]))
-            if problem:
-                return {"id": task.id, "status": "error", "message": problem}
-        launches = []
-        for k, kernel in zip(spec.kernel.chain, kernels):
-            grid, block, shared = k.launch_for(sizes)
-            args = []
-            for p in k.params:
-                if p.is_pointer:
-                    if p.name not in dev:
-                        dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.device_dtype)
-                    args.append(dev[p.name])
-                else:
-                    args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
-            launches.append((kernel, grid, block, tuple(args), shared))
+def _changed_inputs(timed: list[_Timed], inputs: Mapping[str, Any], exercise: Exercise, device: Device, cp: Any) -> str:
+    """Which rival's input no longer equals what was uploaded ("reference's input A"), or "". Rivals'
+    times count only if what they computed on was the inputs: a kernel that found their buffers and
+    wrote into them could otherwise slow them down."""
+    bf16 = {p.name for p in exercise.spec.kernel.buffers if p.is_bfloat16}
+    with device.using():
+        for t in timed:
+            for name, arr in t.originals.items():
+                want = bfloat16.to_bits(inputs[name]) if name in bf16 else np.asarray(inputs[name])
+                got = cp.asnumpy(arr)
+                if got.tobytes() != np.ascontiguousarray(want).tobytes():
+                    return f"{_OWNER.get(t.name, t.name)}'s input {name}"
+    return ""
 
-        def run() -> None:  # every kernel of the chain, in order
-            for kernel, grid, block, args, shared in launches:
-                kernel(grid, block, args, shared_mem=shared)
-    l2 = cp.cuda.Device().attributes.get("L2CacheSize", 50 * 1024**2)
-    flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
-    cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
-    return run, flush
+
+_OWNER = {"reference": "reference solution", "baseline": "library baseline"}
+
+
+def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
+             sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> _Timed | str | None:
+    """Module `name` ready to time, on device copies of its own of the inputs; `own`: the task's own
+    module, whose every array is kept between calls. None for a baseline the exercise does not
+    define; an error message when the module cannot be set up."""
+    spec = exercise.spec
+    fn = harness.baseline() if name == "baseline" else None
+    if name == "baseline" and fn is None:
+        return None
+    bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
+    dev = {k: cp.asarray(bfloat16.to_bits(arr) if k in bf16 else arr) for k, arr in inputs.items()}
+    originals = dict(dev)
+    restore: tuple[tuple[Any, Any], ...] = ()
+    if not own:  # a rival: it writes its inout buffers; each call starts from a pristine copy of them
+        inout = {p.name for p in spec.kernel.buffers if p.role == "inout"} & set(dev)
+        originals.update({k: dev[k].copy() for k in inout})
+        restore = tuple((dev[k], originals[k]) for k in sorted(inout))
+    if fn is not None:
+        return _Timed(name, lambda: fn(cp, dev, sizes), tuple(originals.values()), originals, restore)
+    kernels = load_chain(device, modules[name], spec)
+    for constant in spec.kernel.constants:
+        problem = device.set_constant(kernels[0], constant, np.ascontiguousarray(inputs[constant]))
+        if problem:
+            return problem
+    launches = []
+    for k, kernel in zip(spec.kernel.chain, kernels):
+        grid, block, shared = k.launch_for(sizes)
+        args = []
+        for p in k.params:
+            if p.is_pointer:
+                if p.name not in dev:
+                    dev[p.name] = cp.empty(int(np.prod(p.shape_for(sizes))), dtype=p.device_dtype)
+                args.append(dev[p.name])
+            else:
+                args.append(np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes)))
+        launches.append((kernel, grid, block, tuple(args), shared))
+
+    def run() -> None:  # every kernel of the chain, in order
+        for kernel, grid, block, args, shared in launches:
+            kernel(grid, block, args, shared_mem=shared)
+    if own:  # the submission's own arrays all stay as they are between its calls; none is checked
+        return _Timed(name, run, tuple(dev.values()), {})
+    return _Timed(name, run, tuple(originals.values()), originals, restore)
 
 
 class _ScrubbedMemory:
@@ -123,6 +187,14 @@ class _ScrubbedMemory:
         pointer = self.pool.malloc(size)
         self.blocks[int(pointer.ptr)] = max(self.blocks.get(int(pointer.ptr), 0), int(pointer.mem.size))
         return pointer
+
+    def zero(self, kept: Sequence[tuple[int, int]]) -> None:
+        """Zero every block handed out so far, in use or freed, but those that overlap a kept range of
+        device addresses [start, end)."""
+        stream = self.cp.cuda.get_current_stream().ptr
+        for address, size in self.blocks.items():
+            if not any(start < address + size and address < end for start, end in kept):
+                self.cp.cuda.runtime.memsetAsync(address, 0, size, stream)
 
     def scrub(self, device: Device) -> None:
         try:

@@ -1,0 +1,106 @@
+"""The performance timing on a real GPU (grader.run.child.timing): the submission and its rivals in
+turns, the rivals' answers never in device memory while the submission runs, their inputs checked."""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+ROOT = Path(__file__).resolve().parents[2]
+EXERCISE = ROOT / "exercises" / "level2"
+EMPTY = """extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) {}
+"""
+
+
+def _cubin(tmp_path: Path, source: str, name: str) -> str:
+    from grader.compile import compile_source
+    from grader.run.parent.device_probe import probe
+
+    path = tmp_path / f"{name}.cubin"
+    path.write_bytes(compile_source(source, f"{name}.cu", probe().arch).cubin)
+    return str(path)
+
+
+def _timing(tmp_path, monkeypatch, submission_source: str, hook):
+    """Time `submission_source` against the level2 reference at N = 256, calling
+    hook(module, "before" or "after", memory, timed) around every call of every module; the task's result."""
+    from grader.backends import open_device
+    from grader.exercise import Harness, load
+    from grader.run.child import timing
+    from grader.run.tasks import Task
+
+    memories, timed = [], {}
+    real_memory, real_prepare = timing._ScrubbedMemory, timing._prepare
+
+    def memory(cp):
+        memories.append(real_memory(cp))
+        return memories[-1]
+
+    def prepare(name, own, *args):
+        got = real_prepare(name, own, *args)
+        if got is not None and not isinstance(got, str):
+            run = got.run
+
+            def watched():
+                hook(name, "before", memories[-1], timed)
+                run()
+                hook(name, "after", memories[-1], timed)
+            got = timed[name] = dataclasses.replace(got, run=watched)
+        return got
+
+    monkeypatch.setattr(timing, "_ScrubbedMemory", memory)
+    monkeypatch.setattr(timing, "_prepare", prepare)
+    exercise = load(EXERCISE)
+    modules = {"submission": _cubin(tmp_path, submission_source, "submission"),
+               "reference": _cubin(tmp_path, (ROOT / "reference/level2/solution.cu").read_text(), "reference")}
+    task = Task(id="time", kind="time", backend="gpu", rivals=("reference", "baseline"), sizes={"N": 256}, seeds=(4,), repeats=3)
+    return timing.time_task(task, exercise, Harness(exercise), open_device("gpu"), modules)
+
+
+def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_runs(tmp_path, monkeypatch):
+    """The submission (an empty kernel: it writes nothing) is timed in turns with the reference and
+    cuBLAS. Before each of its calls, no block of the timing's memory holds the reference's answer
+    for these inputs: each rival's outputs are zeroed after its call."""
+    import cupy as cp
+    import numpy as np
+
+    from grader.exercise import Harness, load
+
+    exercise = load(EXERCISE)
+    inputs = Harness(exercise).make_inputs({"N": 256}, np.random.default_rng(4))
+    answer = (inputs["A"].astype(np.float64) @ inputs["B"].astype(np.float64)).astype(np.float32)
+    calls, seen = [], []
+
+    def look(module, phase, memory, timed):
+        if (module, phase) not in (("submission", "before"), ("reference", "after")):
+            return
+        cp.cuda.Device().synchronize()
+        found = []
+        for address, size in memory.blocks.items():
+            host = np.empty(size // 4, dtype=np.float32)
+            cp.cuda.runtime.memcpy(host.ctypes.data, address, host.nbytes, cp.cuda.runtime.memcpyDeviceToHost)
+            head = host[:answer.size]
+            if head.size == answer.size and np.allclose(head, answer.ravel(), rtol=1e-4, atol=1e-4):
+                found.append(hex(address))
+        (calls if module == "submission" else seen).append(found)
+
+    result = _timing(tmp_path, monkeypatch, EMPTY, look)
+    assert result["status"] == "ok", result
+    assert set(result["data"]["median_ms"]) == {"submission", "reference", "baseline"}
+    assert len(calls) == 3 + 3  # warm-up and repeats: the submission ran in every round
+    assert len(seen) == 6 and all(seen), "the look cannot find the reference's answer even just after its call"
+    assert not any(calls), f"the reference's answer was in device memory at these submission calls: {calls}"
+
+
+def test_a_submission_that_writes_into_a_rivals_inputs_is_charged_with_it(tmp_path, monkeypatch):
+    """A kernel that found the reference's copy of A and wrote into it could slow the reference
+    down and gain speed points: the timing checks the rivals' inputs when it ends."""
+    def scribble(module, phase, memory, timed):
+        if module == "submission" and phase == "before":
+            timed["reference"].originals["A"][:7] = 3.0
+
+    result = _timing(tmp_path, monkeypatch, EMPTY, scribble)
+    assert result["status"] == "error" and result["data"]["module"] == "submission"
+    assert "reference solution's input A changed" in result["message"]
