@@ -62,21 +62,26 @@ class PerformanceCheck:
             module = (r.data.get("module") if r else None) or "submission"
             return [verdict(NAME, conf, False, f"Timing the {_NAMES.get(module, module)} at {sizes_text(conf.size)} failed: "
                                                f"{r.message if r else 'no result'}")]
+        # The speed is the ratio of the fastest calls, not of the medians: another process's work on
+        # the GPU (time-sliced with the timed kernel) only ever adds time, and in a batch on an H200 it
+        # moved one copy's median by 15% while its fastest call stayed within 0.03% of the others'
+        # (docs/benchmarks.md). The medians are shown and kept beside it.
         ms = dict(r.data["median_ms"])
+        fastest = dict(r.data.get("min_ms") or ms)
         shared = bool(r.data.get("shared_gpu"))
-        speed = ms["reference"] / ms["submission"] if ms["submission"] > 0 else 0.0
+        speed = fastest["reference"] / fastest["submission"] if fastest["submission"] > 0 else 0.0
         fraction = step_fraction(speed / conf.full_marks)
         score = conf.points * fraction
-        text = (f"median {ms['submission']:.3f} ms against {ms['reference']:.3f} ms for the reference solution at "
-                f"{sizes_text(conf.size)}: {speed:.0%} of its speed (full marks from {conf.full_marks:.0%}; "
-                f"{fraction:.0%} of the points, in steps of {1 / STEPS:.0%}).")
-        if "baseline" in ms:
+        text = (f"fastest of {r.data.get('repeats', conf.repeats)} timed calls {fastest['submission']:.3f} ms against "
+                f"{fastest['reference']:.3f} ms for the reference solution at {sizes_text(conf.size)} (medians "
+                f"{ms['submission']:.3f} and {ms['reference']:.3f} ms): {speed:.0%} of its speed (full marks from "
+                f"{conf.full_marks:.0%}; {fraction:.0%} of the points, in steps of {1 / STEPS:.0%}).")
+        if "baseline" in fastest:
             lib = "cuBLAS" if conf.baseline == "cublas" else "the library"
-            text += f" {lib}: {ms['baseline']:.3f} ms, so you reach {ms['baseline'] / ms['submission']:.0%} of {lib}'s speed."
+            text += (f" {lib}: {fastest['baseline']:.3f} ms, so you reach {fastest['baseline'] / fastest['submission']:.0%} "
+                     f"of {lib}'s speed.")
         if shared:
             text += (" Another grading kept running on this GPU while it was timed (a batch sharing the GPU, with a "
                      "kernel that would not finish), so these times may be slower than the kernel really is.")
-        # The fastest call of each beside its median: a median well above it says the calls were disturbed.
-        extra = {"median_ms": ms, "min_ms": dict(r.data.get("min_ms", {})), "fraction_of_reference": round(speed, 4),
-                 "shared_gpu": shared}
+        extra = {"median_ms": ms, "min_ms": fastest, "fraction_of_reference": round(speed, 4), "shared_gpu": shared}
         return [verdict(NAME, conf, speed >= conf.full_marks, text, score=score, extra=extra)]

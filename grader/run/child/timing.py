@@ -1,6 +1,6 @@
 """CUDA-event timing in the child: the submission and its rivals (the reference solution, the vendor
 library) in turns, in one window alone on the GPU; warm-up, an L2 flush before every timed call, the
-median of repeats.
+median and the fastest of the repeats (the performance check scores the fastest).
 
 Timing them in turns rather than one after another is what keeps a score steady in a batch: the
 speed a score is given for is a ratio of two times, and anything that drifts between two separate
