@@ -64,7 +64,7 @@ class PerformanceCheck:
                                                f"{r.message if r else 'no result'}")]
         # The speed is the ratio of the fastest calls, not of the medians: another process's work on
         # the GPU (time-sliced with the timed kernel) only ever adds time, and in a batch on an H200 it
-        # moved one copy's median by 15% while its fastest call stayed within 0.03% of the others'
+        # moved one copy's median by 15% while the three copies' fastest calls stayed within 0.06%
         # (docs/benchmarks.md). The medians are shown and kept beside it.
         ms = dict(r.data["median_ms"])
         fastest = dict(r.data.get("min_ms") or ms)
