@@ -40,6 +40,8 @@ class _Timed:
     kept: tuple[Any, ...]
     originals: Mapping[str, Any]
     restore: tuple[tuple[Any, Any], ...] = ()
+
+
 def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str]) -> dict[str, Any]:
     """Time the task's module (the submission) and its rivals (task.rivals: the reference solution, the
     vendor baseline) at one size, in turns. Data: median and minimum milliseconds by module."""
