@@ -80,6 +80,12 @@ def sum_rows(rows: Sequence[Mapping[str, float]], per_group: int) -> list[dict[s
     return out
 
 
+def file_name_part(text: str, empty: str) -> str:
+    """`text` (a GPU's name for CUDA_VISIBLE_DEVICES, say) fit to be part of a file name: letters,
+    digits, '-', '_' and '.' kept, anything else '_'; `empty` for an empty text."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text) or empty
+
+
 def ncu_env(gpu: str | None = None) -> dict[str, str]:
     """What an ncu run needs over the grading's environment: one temp folder shared by every ncu run
     on one GPU (`gpu`, a CUDA_VISIBLE_DEVICES value; by default this process's first visible device).
@@ -96,8 +102,7 @@ def ncu_env(gpu: str | None = None) -> dict[str, str]:
     if gpu is None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
         gpu = visible or "0"  # nothing said: device 0, as CUDA counts them
-    safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in gpu) or "0"
-    folder = gpu_lock.lock_folder() / f"ncu-tmp-{safe}"
+    folder = gpu_lock.lock_folder() / f"ncu-tmp-{file_name_part(gpu, empty='0')}"
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:

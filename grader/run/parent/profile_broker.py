@@ -40,7 +40,7 @@ from .sandbox import ChildRun, start_child
 from ...spec import Limits
 from .supervisor import Prestarted, TaskSupervisor, child_limits, read_results, runner_argv, write_atomically
 from ..tasks import TaskResult
-from ...tools import NcuRows, ncu_env, parse_ncu_csv
+from ...tools import NcuRows, file_name_part, ncu_env, parse_ncu_csv
 
 DEFAULT_GROUP = 8
 # How long the oldest request may wait for others to join its group while a GPU is free for it: every
@@ -390,7 +390,7 @@ def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str
     for gpu, slot_env in slot_envs.items():
         by_kind.setdefault(_kind(gpu, slot_env), []).append(gpu)
     for gpus in by_kind.values():
-        folder = root / f"gpu-{_safe(gpus[0])}"
+        folder = root / f"gpu-{file_name_part(gpus[0], empty='gpu')}"
         envs = []
         for n in range(lanes or LANES_PER_GPU * len(gpus)):
             gpu = gpus[n % len(gpus)]
@@ -409,7 +409,3 @@ def _kind(gpu: str, slot_env: Mapping[str, str]) -> str:
     if info is not None and info.available and info.name and info.arch:
         return f"{info.name}\0{info.arch}"
     return f"gpu {gpu}"
-
-
-def _safe(text: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in text) or "gpu"
