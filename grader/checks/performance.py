@@ -6,13 +6,12 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..run.tasks import Task
+from ..run.tasks import MODULE_NAMES, Task
 from .base import Context, gate, not_run, sizes_text, verdict
 from .correctness import task_ids as correctness_task_ids
 
 NAME = "Performance"
 TASK_ID = "time"
-_NAMES = {"submission": "submission", "reference": "reference solution", "baseline": "library baseline"}
 
 
 GPU_FREE = "gpu-free"  # the file the pipeline creates once nothing else runs on the GPU
@@ -60,7 +59,7 @@ class PerformanceCheck:
         r = ctx.results.get(TASK_ID)
         if r is None or r.status != "ok":
             module = (r.data.get("module") if r else None) or "submission"
-            return [verdict(NAME, conf, False, f"Timing the {_NAMES.get(module, module)} at {sizes_text(conf.size)} failed: "
+            return [verdict(NAME, conf, False, f"Timing the {MODULE_NAMES.get(module, module)} at {sizes_text(conf.size)} failed: "
                                                f"{r.message if r else 'no result'}")]
         # The speed is the ratio of the fastest calls, not of the medians: another process's work on
         # the GPU (time-sliced with the timed kernel) only ever adds time, and in a batch on an H200 it

@@ -12,6 +12,8 @@ from typing import Any, Mapping
 # A runner child exits with this after reporting a launch that left the device unusable (a trap, an
 # illegal address): the parent starts a fresh child for the tasks it did not reach.
 EXIT_FATAL = 3
+# A task's modules as messages name them.
+MODULE_NAMES = {"submission": "submission", "reference": "reference solution", "baseline": "library baseline"}
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from ... import bfloat16, expressions
 from ...backends import Device
 from ...exercise import Exercise, Harness
 from .launch import load_chain
-from ..tasks import Task
+from ..tasks import MODULE_NAMES, Task
 
 WARMUP = 3
 
@@ -75,7 +75,8 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
     # The rivals' outputs (the reference's answer, the library's) are zeroed after each of their calls:
     # what the submission's kernel can find in device memory while it runs stays what it was before
     # the rivals ran. Inputs and the flush buffer are kept; zeroing happens outside the timed events.
-    kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for t in timed for a in (*t.kept, flush)]
+    arrays = [flush] + [a for t in timed for a in t.kept]
+    kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
     times: dict[str, list[float]] = {t.name: [] for t in timed}
     alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
     current = task.module
@@ -122,11 +123,8 @@ def _changed_inputs(timed: list[_Timed], inputs: Mapping[str, Any], exercise: Ex
                 want = bfloat16.to_bits(inputs[name]) if name in bf16 else np.asarray(inputs[name])
                 got = cp.asnumpy(arr)
                 if got.tobytes() != np.ascontiguousarray(want).tobytes():
-                    return f"{_OWNER.get(t.name, t.name)}'s input {name}"
+                    return f"{MODULE_NAMES.get(t.name, t.name)}'s input {name}"
     return ""
-
-
-_OWNER = {"reference": "reference solution", "baseline": "library baseline"}
 
 
 def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
