@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,15 +30,16 @@ LESSON = {"level1": "12.8%", "level2": "36.5%", "level3": "68.7%"}
 LD = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 
 
-def time_reference(exercise_id: str, n: int, tmp: Path, arch: str) -> dict[str, float]:
-    """Median ms of the reference solution and of cuBLAS at N = n, measured in one child."""
+def time_reference(exercise_id: str, sizes: Mapping[str, int], tmp: Path, arch: str) -> dict[str, float]:
+    """Median ms of the reference solution and of the library baseline at `sizes`, timed in turns in
+    one child (bench/library_ladder.py uses it too)."""
     ex = load(Path("exercises") / exercise_id)
     sub, _ = submission_module.read(ex.solution_path)
     compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
     runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
                     modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
-    task = Task(id="time", kind="time", backend="gpu", module="submission", rivals=("baseline",), sizes={"N": n}, seeds=(1,),
-                repeats=20)
+    task = Task(id="time", kind="time", backend="gpu", module="submission", rivals=("baseline",), sizes=dict(sizes),
+                seeds=(1,), repeats=20)
     result = runner.run([task], backend="gpu", timeout=300).results["time"]
     ms = result.data.get("median_ms", {})
     return {m: ms.get(m, float("nan")) for m in ("submission", "baseline")}
@@ -59,7 +61,7 @@ def main() -> int:
     try:
         for ex_id in ("level1", "level2", "level3"):
             (tmp / ex_id).mkdir()
-            ms = time_reference(ex_id, n, tmp, gpu.arch)
+            ms = time_reference(ex_id, {"N": n}, tmp, gpu.arch)
             sectors = profile(Path("exercises") / ex_id, Path("reference") / ex_id / "solution.cu", {"N": n}, backend="gpu").counters.get(LD)
             rows.append((ex_id, ms["submission"], ms["baseline"], sectors))
             print(ex_id, ms, sectors, flush=True)

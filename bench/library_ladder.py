@@ -20,12 +20,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grader import api  # noqa: E402
-from grader import submission as submission_module  # noqa: E402
 from grader.run.parent.device_probe import probe  # noqa: E402
 from grader.exercise import load  # noqa: E402
-from grader.run.parent.supervisor import TaskSupervisor  # noqa: E402
-from grader.run.tasks import Task  # noqa: E402
+from ladder import time_reference  # noqa: E402  (bench/ is this script's own folder on sys.path)
 
 EXERCISES = {"reduction": "CuPy sum", "softmax": "CuPy softmax", "histogram": "cupy.bincount",
              "half_gemv": "cuBLAS half GEMV (cp.matmul)"}
@@ -38,17 +35,8 @@ def buffer_bytes(spec, sizes) -> int:
 
 def time_exercise(exercise_id: str, tmp: Path, arch: str) -> tuple[dict, dict[str, float]]:
     """(sizes, median ms of the reference solution and of the library baseline) in one child."""
-    ex = load(Path("exercises") / exercise_id)
-    sizes = dict(ex.spec.checks["performance"].size)
-    sub, _ = submission_module.read(ex.solution_path)
-    compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
-    runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
-                    modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
-    task = Task(id="time", kind="time", backend="gpu", module="submission", rivals=("baseline",), sizes=sizes, seeds=(1,),
-                repeats=20)
-    result = runner.run([task], backend="gpu", timeout=300).results["time"]
-    ms = result.data.get("median_ms", {})
-    return sizes, {m: ms.get(m, float("nan")) for m in ("submission", "baseline")}
+    sizes = dict(load(Path("exercises") / exercise_id).spec.checks["performance"].size)
+    return sizes, time_reference(exercise_id, sizes, tmp, arch)
 
 
 def main() -> int:
