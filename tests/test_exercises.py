@@ -40,7 +40,7 @@ def test_reference_is_correct_on_the_emulator_at_one_size(exercise, tmp_path):
     from grader.compile import compile_source
     from grader.exercise import Harness, load
     from grader.run.child.launch import launch_kernel
-    from grader.run.child.runner import compare
+    from grader.run.child.comparison import compare
 
     ex = load(ROOT / "exercises" / exercise)
     if ex.kind == "python":

@@ -233,6 +233,26 @@ def test_performance_scores_the_ratio_of_times_taken_in_turns_and_names_what_fai
     assert failed.score == 0 and failed.output.startswith("Timing the reference solution at N = 2048 failed: CUDARuntimeError")
 
 
+def test_a_timed_call_that_computed_a_wrong_answer_gets_no_performance_points(tmp_path):
+    """The timing checks every timed call's answer (grader.run.child.timing); a wrong one ends it, and
+    the judge says which call and what was wrong, with the launch-counter hint once earlier calls were right."""
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    ctx.pool = None
+    conf = ctx.spec.checks["performance"]
+    for category in ("correctness", "performance"):
+        for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
+            ctx.planned.setdefault(task.id, task)
+    ctx.results.update(_ok([t for t in ctx.planned.values() if t.kind != "time"]).results)
+    compare = {"ok": False, "bad": 16, "total": 16, "nan": 16, "untouched": 16, "worst_ratio": 0.0,
+               "first": {"param": "C", "index": [0, 0], "got": "nan", "want": 1.5, "tol": 1e-5}}
+    for call, hint in ((5, "The first 4 timed calls were right"), (1, "wrong from the first timed call")):
+        ctx.results["time"] = TaskResult("time", "error", message=f"timed call {call} of 23 computed a wrong answer",
+                                         data={"module": "submission", "wrong": {"call": call, "calls": 23, "compare": compare}})
+        (verdict,) = REGISTRY["performance"].judge(ctx, conf)
+        assert verdict.score == 0 and not verdict.passed and verdict.extra["wrong_call"] == call
+        assert f"timed call {call} of 23 at N = 2048 computed a wrong answer: C[0, 0] = nan" in verdict.output
+        assert "16 never written" in verdict.output and hint in verdict.output
+
 def test_the_gpu_is_released_once_background_stages_finish(tmp_path):
     from concurrent.futures import ThreadPoolExecutor
 

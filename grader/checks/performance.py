@@ -8,7 +8,7 @@ from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import MODULE_NAMES, Task
 from .base import Context, gate, not_run, sizes_text, verdict
-from .correctness import task_ids as correctness_task_ids
+from .correctness import describe_mismatch, task_ids as correctness_task_ids
 
 NAME = "Performance"
 TASK_ID = "time"
@@ -57,6 +57,9 @@ class PerformanceCheck:
             not_run(ctx, NAME, conf, "no reference solution is available to compare with")
             return []
         r = ctx.results.get(TASK_ID)
+        wrong = r.data.get("wrong") if r is not None and r.status != "ok" else None
+        if wrong:
+            return [verdict(NAME, conf, False, wrong_answer_text(wrong, conf), extra={"wrong_call": wrong.get("call")})]
         if r is None or r.status != "ok":
             module = (r.data.get("module") if r else None) or "submission"
             return [verdict(NAME, conf, False, f"Timing the {MODULE_NAMES.get(module, module)} at {sizes_text(conf.size)} failed: "
@@ -84,3 +87,15 @@ class PerformanceCheck:
                      "kernel that would not finish), so these times may be slower than the kernel really is.")
         extra = {"median_ms": ms, "min_ms": fastest, "fraction_of_reference": round(speed, 4), "shared_gpu": shared}
         return [verdict(NAME, conf, speed >= conf.full_marks, text, score=score, extra=extra)]
+
+
+def wrong_answer_text(wrong: dict, conf: CheckSpec) -> str:
+    """Why a timing that caught a wrong answer gives no points: which call, and what was wrong."""
+    call, calls = wrong.get("call", "?"), wrong.get("calls", "?")
+    text = (f"No performance points: timed call {call} of {calls} at {sizes_text(conf.size)} computed a wrong answer: "
+            f"{describe_mismatch(wrong.get('compare') or {})}. Each timed call's outputs are filled with NaN before it "
+            "runs and checked after it; speed counts only for calls that compute the whole answer.")
+    if isinstance(call, int) and call > 1:
+        return text + (f" The first {call - 1} timed calls were right: is something kept across launches (a __device__ "
+                       "or static variable, a launch counter)?")
+    return text + " The answer at this size was wrong from the first timed call."

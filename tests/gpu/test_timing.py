@@ -1,5 +1,6 @@
 """The performance timing on a real GPU (grader.run.child.timing): the submission and its rivals in
-turns, the rivals' answers never in device memory while the submission runs, their inputs checked."""
+turns, the rivals' answers never in device memory while the submission runs, their inputs checked,
+and every timed call of the submission's answer checked."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,6 +12,29 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISE = ROOT / "exercises" / "level2"
 EMPTY = """extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) {}
+"""
+NAIVE = """extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) {
+    int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= N || col >= N) return;
+    float acc = 0.0f;
+    for (int k = 0; k < N; ++k) acc += A[row * N + k] * B[k * N + col];
+    C[row * N + col] = acc;
+}
+"""
+# Right at its first three launches, then it returns at once: the launch counter the timing must
+# catch. Each block draws a ticket; only the first three launches' tickets are below 3 x the blocks.
+COUNTING = """__device__ unsigned int tickets;
+extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) {
+    __shared__ unsigned int ticket;
+    if (threadIdx.x == 0 && threadIdx.y == 0) ticket = atomicAdd(&tickets, 1u);
+    __syncthreads();
+    if (ticket >= 3 * gridDim.x * gridDim.y) return;
+    int row = blockIdx.y * blockDim.y + threadIdx.y, col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= N || col >= N) return;
+    float acc = 0.0f;
+    for (int k = 0; k < N; ++k) acc += A[row * N + k] * B[k * N + col];
+    C[row * N + col] = acc;
+}
 """
 
 
@@ -31,8 +55,10 @@ def _timing(tmp_path, monkeypatch, submission_source: str, hook):
     from grader.run.child import timing
     from grader.run.tasks import Task
 
+    from grader.run.child.cases import CaseSource
+
     memories, timed = [], {}
-    real_memory, real_prepare = timing._ScrubbedMemory, timing._prepare
+    real_memory, real_prepare, real_answers = timing._ScrubbedMemory, timing._prepare, timing._Answers
 
     def memory(cp):
         memories.append(real_memory(cp))
@@ -50,19 +76,34 @@ def _timing(tmp_path, monkeypatch, submission_source: str, hook):
             got = timed[name] = dataclasses.replace(got, run=watched)
         return got
 
+    def answers(*args):
+        timed["answers"] = real_answers(*args)
+        return timed["answers"]
+
     monkeypatch.setattr(timing, "_ScrubbedMemory", memory)
+    monkeypatch.setattr(timing, "_Answers", answers)
     monkeypatch.setattr(timing, "_prepare", prepare)
     exercise = load(EXERCISE)
     modules = {"submission": _cubin(tmp_path, submission_source, "submission"),
                "reference": _cubin(tmp_path, (ROOT / "reference/level2/solution.cu").read_text(), "reference")}
     task = Task(id="time", kind="time", backend="gpu", rivals=("reference", "baseline"), sizes={"N": 256}, seeds=(4,), repeats=3)
-    return timing.time_task(task, exercise, Harness(exercise), open_device("gpu"), modules)
+    harness = Harness(exercise)
+    cases = CaseSource(harness, [(4, {"N": 256}, True)])
+    try:
+        return timing.time_task(task, exercise, harness, open_device("gpu"), modules, cases)
+    finally:
+        cases.close()
+
+
+def _ranges(arrays) -> list[tuple[int, int]]:
+    return [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
 
 
 def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_runs(tmp_path, monkeypatch):
-    """The submission (an empty kernel: it writes nothing) is timed in turns with the reference and
-    cuBLAS. Before each of its calls, no block of the timing's memory holds the reference's answer
-    for these inputs: each rival's outputs are zeroed after its call."""
+    """The submission (a naive kernel) is timed in turns with the reference and cuBLAS. Before each of
+    its calls, no block of the timing's memory but the submission's own (its outputs, its checked
+    first answer) holds the reference's answer for these inputs: each rival's outputs are zeroed
+    after its call."""
     import cupy as cp
     import numpy as np
 
@@ -78,7 +119,10 @@ def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_run
             return
         cp.cuda.Device().synchronize()
         found = []
+        own = _ranges(timed["submission"].kept) + _ranges(timed["answers"].kept)
         for address, size in memory.blocks.items():
+            if any(start < address + size and address < end for start, end in own):
+                continue
             host = np.empty(size // 4, dtype=np.float32)
             cp.cuda.runtime.memcpy(host.ctypes.data, address, host.nbytes, cp.cuda.runtime.memcpyDeviceToHost)
             head = host[:answer.size]
@@ -86,7 +130,7 @@ def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_run
                 found.append(hex(address))
         (calls if module == "submission" else seen).append(found)
 
-    result = _timing(tmp_path, monkeypatch, EMPTY, look)
+    result = _timing(tmp_path, monkeypatch, NAIVE, look)
     assert result["status"] == "ok", result
     assert set(result["data"]["median_ms"]) == {"submission", "reference", "baseline"}
     assert len(calls) == 3 + 3  # warm-up and repeats: the submission ran in every round
@@ -101,6 +145,37 @@ def test_a_submission_that_writes_into_a_rivals_inputs_is_charged_with_it(tmp_pa
         if module == "submission" and phase == "before":
             timed["reference"].originals["A"][:7] = 3.0
 
-    result = _timing(tmp_path, monkeypatch, EMPTY, scribble)
+    result = _timing(tmp_path, monkeypatch, NAIVE, scribble)
     assert result["status"] == "error" and result["data"]["module"] == "submission"
     assert "reference solution's input A changed" in result["message"]
+
+
+def test_a_timed_call_that_computes_nothing_ends_the_timing(tmp_path, monkeypatch):
+    """An empty kernel is caught at the first timed call (every element still holds the poison);
+    a kernel that counts its launches and stops computing after three is caught at the fourth, though
+    the output it left from the third is right: the outputs are poisoned before every call."""
+    for source, call in ((EMPTY, 1), (COUNTING, 4)):
+        result = _timing(tmp_path, monkeypatch, source, lambda *args: None)
+        assert result["status"] == "error" and result["data"]["module"] == "submission", result
+        wrong = result["data"]["wrong"]
+        assert wrong["call"] == call and wrong["calls"] == 6, wrong
+        assert wrong["compare"]["untouched"] == wrong["compare"]["total"] == 256 * 256
+
+
+def test_a_right_answer_is_downloaded_once_and_later_calls_match_it_on_the_device(tmp_path, monkeypatch):
+    """A deterministic kernel's timed calls give the same bits: one full comparison, then a check on the
+    device per call (no download, no host work between the timed calls)."""
+    from grader.run.child import comparison, timing
+
+    compared = []
+    real = comparison.compared
+
+    def counting(*args):
+        compared.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(timing, "compared", counting)
+    result = _timing(tmp_path, monkeypatch, NAIVE, lambda *args: None)
+    assert result["status"] == "ok", result
+    assert len(compared) == 1, compared
+

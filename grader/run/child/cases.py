@@ -132,7 +132,8 @@ class CaseSource:
 
 
 def planned_cases(tasks: Iterable[Any]) -> list[tuple[int, Mapping[str, int], bool]]:
-    """(seed, sizes, compares) of every launch the tasks will make, in order (timings excluded: they
-    make their own inputs)."""
-    return [(seed, task.sizes, bool(task.compare)) for task in tasks if task.kind != "time" for seed in task.seeds]
+    """(seed, sizes, compares) of every launch the tasks will make, in order. A timing uses its first
+    seed's case and always compares: each timed call's answer is checked (grader.run.child.timing)."""
+    return [(seed, task.sizes, bool(task.compare) or task.kind == "time")
+            for task in tasks for seed in (task.seeds[:1] if task.kind == "time" else task.seeds)]
 

@@ -25,19 +25,16 @@ if __name__ == "__main__" and sys.argv[2:4] == ["--prestart", "gpu"]:
 
 import numpy as np  # noqa: E402 - after the context's start, on purpose
 
-from ... import expressions
 from ...backends import Device, open_device
-from ...backends.base import untouched
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
 from .cases import Case, CaseSource, planned_cases
+from .comparison import compare, compared
 from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from ...spec import Spec
 from ..parent.supervisor import wait_for_file
 from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
-
-MAX_FIRST_BAD = 1
 
 
 def main(argv: list[str]) -> int:
@@ -147,7 +144,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     if task.kind == "time":
         from .timing import time_task
 
-        return time_task(task, exercise, harness, device, modules), False
+        return time_task(task, exercise, harness, device, modules, cases), False
     # The reference's cost at this size is measured before the submission's kernel is loaded or run.
     budget = budgets.for_sizes(task.sizes) if task.module == "submission" else budgets.fixed()
     kernel = load_chain(device, modules[task.module], spec)
@@ -206,63 +203,12 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
     record["digest"] = hashlib.sha256(b"".join(outputs[n].tobytes() for n in out_names)).hexdigest()
     if task.compare and not outcome.error:
         # The reference lives in host memory only (grader.run.child.cases): no student code can read it.
-        record["compare"] = _compared(case, spec, sizes, {n: outputs[n] for n in out_names}, record["digest"])
+        record["compare"] = compared(case, spec, sizes, {n: outputs[n] for n in out_names}, record["digest"])
     return record, outcome
-
-
-def _compared(case: Case, spec: Spec, sizes: Mapping[str, int], outputs: Mapping[str, np.ndarray], digest: str) -> dict[str, Any]:
-    """The comparison of these outputs with the case's reference; outputs identical to ones already
-    compared (the same digest: a repeated launch that gave the same bits) reuse that comparison."""
-    if digest not in case.compared:
-        case.compared[digest] = compare(spec, sizes, outputs, case.expected, case.magnitude)
-    return case.compared[digest]
 
 
 def _size_key(task: Task) -> tuple:
     return tuple(sorted(task.sizes.items()))
-
-
-def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray], expected: Mapping[str, np.ndarray],
-            magnitude: Mapping[str, np.ndarray]) -> dict[str, Any]:
-    """Compare outputs with the float64 reference under the spec's tolerance; name the first bad element."""
-    tol = spec.tolerance
-    terms = float(expressions.evaluate(tol.terms, sizes))
-    total = bad = nan = kept = 0
-    first = None
-    worst = 0.0
-    poisoned = {p.name for p in spec.kernel.params if p.role == "out"}  # filled with the poison pattern
-    for name, want in expected.items():
-        if name in poisoned:
-            kept += int(np.count_nonzero(untouched(got[name])))
-        have = got[name].astype(np.float64).reshape(want.shape)
-        allowed = tol.atol + tol.rtol * np.abs(want) + tol.ulps * 2.0**-24 * max(terms, 1.0) * magnitude[name]
-        with np.errstate(invalid="ignore", over="ignore"):
-            err = np.abs(have - want)
-            wrong = ~(err <= allowed)  # NaN and inf count as wrong
-        total += want.size
-        count = int(np.count_nonzero(wrong))
-        bad += count
-        nan += int(np.count_nonzero(np.isnan(have)))
-        # The worst ratio of error to tolerance over the finite errors; an exact comparison allows 0,
-        # so a wrong element's ratio to the floor overflows to inf. (Whole-array operations with
-        # `where=`: a large output is compared in milliseconds, not in copies of its finite part.)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            ratio = err / np.maximum(allowed, 1e-300)
-        highest = np.max(ratio, where=np.isfinite(err), initial=-np.inf)
-        if highest != -np.inf:  # some error was finite (a NaN here is kept, as before)
-            worst = max(worst, float(highest))
-        if count and first is None:
-            # argmax of a boolean array is its first True: the first wrong element in C order
-            idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(wrong)), wrong.shape))
-            first = {"param": name, "index": list(idx), "got": _num(have[idx]), "want": _num(want[idx]), "tol": _num(allowed[idx])}
-    # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
-    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
-            "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
-
-
-def _num(x: Any) -> float | str:
-    x = float(x)
-    return x if np.isfinite(x) else str(x)
 
 
 def _json_default(obj: Any) -> Any:

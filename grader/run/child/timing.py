@@ -10,9 +10,16 @@ other. In turns, a drift moves both alike and the ratio stays.
 Everything a timing needs (inputs, device buffers, the loaded kernels, the flush buffer) is made
 while holding an ordinary share of the GPU; the GPU is held alone only for the warm-up and the timed
 launches, so other gradings on the same GPU wait milliseconds for it, not the time it takes to build
-a large input on the CPU."""
+a large input on the CPU.
+
+Every call of the submission is also checked, outside the timed events: its outputs are filled with
+the grader's poison pattern before the call and compared after it with the float64 reference of the
+timing's inputs (made ahead by the job's case source, in host memory only). A kernel that computes
+the answer in the correctness launches and then skips work once it has been launched a few times (a
+launch counter in a `__device__` variable) would otherwise be timed doing nothing."""
 from __future__ import annotations
 
+import hashlib
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -21,7 +28,10 @@ import numpy as np
 
 from ... import bfloat16, expressions
 from ...backends import Device
+from ...backends.base import POISON_BITS
 from ...exercise import Exercise, Harness
+from .cases import Case, CaseSource
+from .comparison import compared
 from .launch import load_chain
 from ..tasks import MODULE_NAMES, Task
 
@@ -40,27 +50,32 @@ class _Timed:
     kept: tuple[Any, ...]
     originals: Mapping[str, Any]
     restore: tuple[tuple[Any, Any], ...] = ()
+    poisoned: tuple[Any, ...] = ()  # the submission's outputs: the poison pattern before each call
+    outputs: Mapping[str, Any] | None = None  # the submission's outputs (and inout buffers) by name
 
 
-def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str]) -> dict[str, Any]:
+def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
+              cases: CaseSource) -> dict[str, Any]:
     """Time the task's module (the submission) and its rivals (task.rivals: the reference solution, the
-    vendor baseline) at one size, in turns. Data: median and minimum milliseconds by module."""
+    vendor baseline) at one size, in turns. Data: median and minimum milliseconds by module. A call of
+    the submission that computed a wrong answer ends the timing: status "error", data["wrong"]."""
     if device.name != "gpu":
         return {"id": task.id, "status": "skipped", "message": "timing needs a GPU"}
     import cupy as cp
 
     sizes = dict(task.sizes)
-    inputs = harness.make_inputs(sizes, np.random.default_rng(task.seeds[0]))
+    case = cases.case(task.seeds[0], sizes, reference=True)
     memory = _ScrubbedMemory(cp)
     with cp.cuda.using_allocator(memory.malloc):
         try:
-            return _time(task, exercise, harness, device, modules, sizes, inputs, memory, cp)
+            return _time(task, exercise, harness, device, modules, sizes, case, memory, cp)
         finally:
             memory.scrub(device)
 
 
 def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
-          sizes: dict[str, int], inputs: Mapping[str, Any], memory: "_ScrubbedMemory", cp: Any) -> dict[str, Any]:
+          sizes: dict[str, int], case: Case, memory: "_ScrubbedMemory", cp: Any) -> dict[str, Any]:
+    inputs = case.inputs
     timed: list[_Timed] = []
     with device.using():
         for name in (task.module, *task.rivals):
@@ -71,22 +86,27 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
                 timed.append(prepared)
         l2 = cp.cuda.Device().attributes.get("L2CacheSize", 50 * 1024**2)
         flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
+        own = next(t for t in timed if t.name == task.module)
+        answers = _Answers(case, exercise, sizes, own, cp)
         cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
     # The rivals' outputs (the reference's answer, the library's) are zeroed after each of their calls:
     # what the submission's kernel can find in device memory while it runs stays what it was before
     # the rivals ran. Inputs and the flush buffer are kept; zeroing happens outside the timed events.
-    arrays = [flush] + [a for t in timed for a in t.kept]
+    arrays = [flush, *answers.kept] + [a for t in timed for a in t.kept]
     kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
     times: dict[str, list[float]] = {t.name: [] for t in timed}
+    calls = WARMUP + task.repeats
     alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
     current = task.module
     try:
         start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for round_ in range(WARMUP + task.repeats):
+        for round_ in range(calls):
             for t in timed:
                 current = t.name
                 for working, pristine in t.restore:
                     working[...] = pristine
+                for output in t.poisoned:
+                    _poison(output, cp)
                 flush.fill(0)
                 start.record()
                 t.run()
@@ -96,6 +116,12 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
                     times[t.name].append(cp.cuda.get_elapsed_time(start, stop))
                 if t.name != task.module:
                     memory.zero(kept)
+                    continue
+                wrong = answers.wrong()
+                if wrong is not None:
+                    return {"id": task.id, "status": "error", "data": {"module": task.module, "wrong": {
+                            "call": round_ + 1, "calls": calls, "compare": wrong}},
+                            "message": f"timed call {round_ + 1} of {calls} computed a wrong answer"}
     except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
         return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": current}}
     finally:
@@ -139,11 +165,12 @@ def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device:
     bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
     dev = {k: cp.asarray(bfloat16.to_bits(arr) if k in bf16 else arr) for k, arr in inputs.items()}
     originals = dict(dev)
-    restore: tuple[tuple[Any, Any], ...] = ()
-    if not own:  # a rival: it writes its inout buffers; each call starts from a pristine copy of them
-        inout = {p.name for p in spec.kernel.buffers if p.role == "inout"} & set(dev)
-        originals.update({k: dev[k].copy() for k in inout})
-        restore = tuple((dev[k], originals[k]) for k in sorted(inout))
+    # Every module writes its inout buffers: each call starts from a pristine copy of them.
+    inout = {p.name for p in spec.kernel.buffers if p.role == "inout"} & set(dev)
+    pristine = {k: dev[k].copy() for k in inout}
+    restore = tuple((dev[k], pristine[k]) for k in sorted(inout))
+    if not own:
+        originals.update(pristine)
     if fn is not None:
         return _Timed(name, lambda: fn(cp, dev, sizes), tuple(originals.values()), originals, restore)
     kernels = load_chain(device, modules[name], spec)
@@ -167,9 +194,56 @@ def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device:
     def run() -> None:  # every kernel of the chain, in order
         for kernel, grid, block, args, shared in launches:
             kernel(grid, block, args, shared_mem=shared)
-    if own:  # the submission's own arrays all stay as they are between its calls; none is checked
-        return _Timed(name, run, tuple(dev.values()), {})
+    if own:  # the submission's own arrays all stay between its calls; none of its inputs is checked
+        return _Timed(name, run, tuple(dev.values()) + tuple(pristine.values()), {}, restore,
+                      poisoned=tuple(dev[p.name] for p in spec.kernel.buffers if p.role == "out"),
+                      outputs={p.name: dev[p.name] for p in spec.kernel.outputs})
     return _Timed(name, run, tuple(originals.values()), originals, restore)
+
+
+def _poison(array: Any, cp: Any) -> None:
+    """Fill a device array with the grader's poison pattern (grader.backends.base.POISON_BITS): an
+    element the call does not write is then caught, whatever the previous call left there."""
+    bits = POISON_BITS.get(array.dtype.itemsize)
+    if bits is None:
+        array.fill(0)
+    else:
+        array.view(cp.dtype(bits.dtype)).fill(bits)
+
+
+class _Answers:
+    """The submission's answer after each of its timed calls, against the float64 reference. Its first
+    right answer is kept on the device (in `kept`): a later call that gave the same bits is right
+    without a download; one that did not (float atomics add in another order) is compared in full."""
+
+    def __init__(self, case: Case, exercise: Exercise, sizes: dict[str, int], own: _Timed, cp: Any) -> None:
+        spec = exercise.spec
+        self.case, self.spec, self.sizes, self.cp = case, spec, sizes, cp
+        self.outputs = dict(own.outputs or {})
+        self.bf16 = {p.name for p in spec.kernel.outputs if p.is_bfloat16}
+        self.first = {name: cp.empty_like(a) for name, a in self.outputs.items()}
+        self.kept = tuple(self.first.values())
+        self.have_first = False
+
+    def wrong(self) -> dict[str, Any] | None:
+        """None if the outputs the last call left are right; else the comparison that says how not."""
+        cp = self.cp
+        if self.have_first and all(cp.array_equal(a.view(cp.uint8), self.first[n].view(cp.uint8))
+                                   for n, a in self.outputs.items()):
+            return None
+        host = {}
+        for name, array in self.outputs.items():
+            got = cp.asnumpy(array)
+            host[name] = bfloat16.to_values(got) if name in self.bf16 else got
+        digest = hashlib.sha256(b"".join(host[n].tobytes() for n in sorted(host))).hexdigest()
+        result = compared(self.case, self.spec, self.sizes, host, digest)
+        if not result["ok"]:
+            return result
+        if not self.have_first:
+            for name, array in self.outputs.items():
+                self.first[name][...] = array
+            self.have_first = True
+        return None
 
 
 class _ScrubbedMemory:

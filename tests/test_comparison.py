@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.exercise import load
-from grader.run.child.runner import compare
+from grader.run.child.comparison import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 
