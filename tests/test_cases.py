@@ -53,7 +53,7 @@ def test_each_case_is_what_its_seed_gives_and_repeats_share_one(exercise):
     harness = _CountingHarness(exercise)
     cases = CaseSource(harness, planned_cases(_tasks()))
     try:
-        for task in _tasks():
+        for task in _tasks()[:3]:
             for seed in task.seeds:
                 case = cases.case(seed, task.sizes, reference=True)
                 fresh = Harness(exercise).make_inputs(task.sizes, np.random.default_rng(seed))
@@ -63,10 +63,10 @@ def test_each_case_is_what_its_seed_gives_and_repeats_share_one(exercise):
                 assert np.array_equal(case.expected["C"], want["C"])
     finally:
         cases.close()
-    # 6 distinct seeds (the race check's 10 launches are one case), the timing's with its reference:
-    # each timed call's answer is checked against it
+    # 6 distinct seeds (the race check's 10 launches are one case); the timing's inputs are made ahead,
+    # its reference is not (grader.run.child.timing computes it on the GPU where it can)
     assert sorted(n for n, _ in harness.made) == [17, 17, 33, 33, 40, 64]
-    assert harness.references == 6
+    assert harness.references == 5
     assert "cases" in harness.threads
 
 

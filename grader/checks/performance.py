@@ -96,6 +96,7 @@ def wrong_answer_text(wrong: dict, conf: CheckSpec) -> str:
             f"{describe_mismatch(wrong.get('compare') or {})}. Each timed call's outputs are filled with NaN before it "
             "runs and checked after it; speed counts only for calls that compute the whole answer.")
     if isinstance(call, int) and call > 1:
-        return text + (f" The first {call - 1} timed calls were right: is something kept across launches (a __device__ "
-                       "or static variable, a launch counter)?")
+        earlier = "The first timed call was" if call == 2 else f"The first {call - 1} timed calls were"
+        return text + (f" {earlier} right: is something kept across launches (a __device__ or static variable, a "
+                       "launch counter)?")
     return text + " The answer at this size was wrong from the first timed call."

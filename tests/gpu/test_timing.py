@@ -47,7 +47,7 @@ def _cubin(tmp_path: Path, source: str, name: str) -> str:
     return str(path)
 
 
-def _timing(tmp_path, monkeypatch, submission_source: str, hook):
+def _timing(tmp_path, monkeypatch, submission_source: str, hook, name: str = "submission"):
     """Time `submission_source` against the level2 reference at N = 256, calling
     hook(module, "before" or "after", memory, timed) around every call of every module; the task's result."""
     from grader.backends import open_device
@@ -84,7 +84,8 @@ def _timing(tmp_path, monkeypatch, submission_source: str, hook):
     monkeypatch.setattr(timing, "_Answers", answers)
     monkeypatch.setattr(timing, "_prepare", prepare)
     exercise = load(EXERCISE)
-    modules = {"submission": _cubin(tmp_path, submission_source, "submission"),
+    # A file name of its own per source: the device keeps a module loaded by its path.
+    modules = {"submission": _cubin(tmp_path, submission_source, name),
                "reference": _cubin(tmp_path, (ROOT / "reference/level2/solution.cu").read_text(), "reference")}
     task = Task(id="time", kind="time", backend="gpu", rivals=("reference", "baseline"), sizes={"N": 256}, seeds=(4,), repeats=3)
     harness = Harness(exercise)
@@ -154,8 +155,8 @@ def test_a_timed_call_that_computes_nothing_ends_the_timing(tmp_path, monkeypatc
     """An empty kernel is caught at the first timed call (every element still holds the poison);
     a kernel that counts its launches and stops computing after three is caught at the fourth, though
     the output it left from the third is right: the outputs are poisoned before every call."""
-    for source, call in ((EMPTY, 1), (COUNTING, 4)):
-        result = _timing(tmp_path, monkeypatch, source, lambda *args: None)
+    for source, call, name in ((EMPTY, 1, "empty"), (COUNTING, 4, "counting")):
+        result = _timing(tmp_path, monkeypatch, source, lambda *args: None, name)
         assert result["status"] == "error" and result["data"]["module"] == "submission", result
         wrong = result["data"]["wrong"]
         assert wrong["call"] == call and wrong["calls"] == 6, wrong
@@ -178,4 +179,34 @@ def test_a_right_answer_is_downloaded_once_and_later_calls_match_it_on_the_devic
     result = _timing(tmp_path, monkeypatch, NAIVE, lambda *args: None)
     assert result["status"] == "ok", result
     assert len(compared) == 1, compared
+    assert result["data"]["reference_on"] == "gpu"
+
+
+@pytest.mark.parametrize("exercise_id", ["level2", "histogram", "reduction", "rmsnorm", "softmax", "swiglu", "transpose", "half_gemv"])
+def test_the_reference_computed_on_the_gpu_is_the_cpus(exercise_id):
+    """The timing's float64 reference comes from the harness's NumPy code run on CuPy arrays: where that
+    runs, it equals the CPU's to float64 rounding; where it cannot (a conversion to NumPy), it raises,
+    and the timing computes on the CPU instead."""
+    import cupy as cp
+    import numpy as np
+
+    from grader.exercise import Harness, load
+
+    exercise = load(ROOT / "exercises" / exercise_id)
+    harness = Harness(exercise)
+    conf = exercise.spec.checks.get("performance")
+    if conf is None:
+        pytest.skip(f"{exercise_id} is not timed")
+    sizes = dict(conf.size)
+    inputs = harness.make_inputs(sizes, np.random.default_rng(7))
+    want = harness.reference(inputs, sizes)
+    scale = harness.magnitude(inputs, sizes, want)
+    try:
+        got, magnitude = harness.reference_on_device(cp, inputs, sizes)
+    except Exception as exc:  # noqa: BLE001 - allowed: the timing falls back to the CPU
+        pytest.skip(f"{exercise_id}'s harness does not run on CuPy arrays ({type(exc).__name__}); the CPU computes it")
+    for name in want:
+        assert got[name].dtype == np.float64 and got[name].shape == want[name].shape
+        assert np.allclose(got[name], want[name], rtol=1e-12, atol=1e-12 * float(np.max(scale[name], initial=1.0)))
+        assert np.allclose(magnitude[name], scale[name], rtol=1e-12, atol=1e-300)
 
