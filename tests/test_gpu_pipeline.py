@@ -245,13 +245,13 @@ def test_a_timed_call_that_computed_a_wrong_answer_gets_no_performance_points(tm
     ctx.results.update(_ok([t for t in ctx.planned.values() if t.kind != "time"]).results)
     compare = {"ok": False, "bad": 16, "total": 16, "nan": 16, "untouched": 16, "worst_ratio": 0.0,
                "first": {"param": "C", "index": [0, 0], "got": "nan", "want": 1.5, "tol": 1e-5}}
-    for call, hint in ((5, "The first 4 timed calls were right"), (2, "The first timed call was right"),
-                       (1, "wrong from the first timed call")):
-        ctx.results["time"] = TaskResult("time", "error", message=f"timed call {call} of 23 computed a wrong answer",
+    for call, where, hint in ((5, "timed call 5 of 23", "The call before the timed calls was right"),
+                              (0, "the untimed call before the timed calls", "wrong from the first call")):
+        ctx.results["time"] = TaskResult("time", "error", message=f"{where} computed a wrong answer",
                                          data={"module": "submission", "wrong": {"call": call, "calls": 23, "compare": compare}})
         (verdict,) = REGISTRY["performance"].judge(ctx, conf)
         assert verdict.score == 0 and not verdict.passed and verdict.extra["wrong_call"] == call
-        assert f"timed call {call} of 23 at N = 2048 computed a wrong answer: C[0, 0] = nan" in verdict.output
+        assert f"at N = 2048, {where} computed a wrong answer: C[0, 0] = nan" in verdict.output
         assert "16 never written" in verdict.output and hint in verdict.output
 
 def test_the_gpu_is_released_once_background_stages_finish(tmp_path):

@@ -92,11 +92,12 @@ class PerformanceCheck:
 def wrong_answer_text(wrong: dict, conf: CheckSpec) -> str:
     """Why a timing that caught a wrong answer gives no points: which call, and what was wrong."""
     call, calls = wrong.get("call", "?"), wrong.get("calls", "?")
-    text = (f"No performance points: timed call {call} of {calls} at {sizes_text(conf.size)} computed a wrong answer: "
-            f"{describe_mismatch(wrong.get('compare') or {})}. Each timed call's outputs are filled with NaN before it "
-            "runs and checked after it; speed counts only for calls that compute the whole answer.")
-    if isinstance(call, int) and call > 1:
-        earlier = "The first timed call was" if call == 2 else f"The first {call - 1} timed calls were"
-        return text + (f" {earlier} right: is something kept across launches (a __device__ or static variable, a "
-                       "launch counter)?")
-    return text + " The answer at this size was wrong from the first timed call."
+    which = "the untimed call before the timed calls" if call == 0 else f"timed call {call} of {calls}"
+    text = (f"No performance points: at {sizes_text(conf.size)}, {which} computed a wrong answer: "
+            f"{describe_mismatch(wrong.get('compare') or {})}. The submission is called once before it is timed and "
+            "each answer is checked, every timed call's too (its outputs are filled with NaN before it runs); speed "
+            "counts only for calls that compute the whole answer.")
+    if call == 0:
+        return text + " The answer at this size was wrong from the first call."
+    return text + (" The call before the timed calls was right: is something kept across launches (a __device__ or "
+                   "static variable, a launch counter)?")

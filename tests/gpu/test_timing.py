@@ -89,7 +89,7 @@ def _timing(tmp_path, monkeypatch, submission_source: str, hook, name: str = "su
                "reference": _cubin(tmp_path, (ROOT / "reference/level2/solution.cu").read_text(), "reference")}
     task = Task(id="time", kind="time", backend="gpu", rivals=("reference", "baseline"), sizes={"N": 256}, seeds=(4,), repeats=3)
     harness = Harness(exercise)
-    cases = CaseSource(harness, [(4, {"N": 256}, True)])
+    cases = CaseSource(harness, [(4, {"N": 256}, False)])  # as the runner plans a timing
     try:
         return timing.time_task(task, exercise, harness, open_device("gpu"), modules, cases)
     finally:
@@ -134,7 +134,7 @@ def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_run
     result = _timing(tmp_path, monkeypatch, NAIVE, look)
     assert result["status"] == "ok", result
     assert set(result["data"]["median_ms"]) == {"submission", "reference", "baseline"}
-    assert len(calls) == 3 + 3  # warm-up and repeats: the submission ran in every round
+    assert len(calls) == 1 + 3 + 3  # the checked call, then warm-up and repeats: the submission ran in every round
     assert len(seen) == 6 and all(seen), "the look cannot find the reference's answer even just after its call"
     assert not any(calls), f"the reference's answer was in device memory at these submission calls: {calls}"
 
@@ -152,10 +152,11 @@ def test_a_submission_that_writes_into_a_rivals_inputs_is_charged_with_it(tmp_pa
 
 
 def test_a_timed_call_that_computes_nothing_ends_the_timing(tmp_path, monkeypatch):
-    """An empty kernel is caught at the first timed call (every element still holds the poison);
-    a kernel that counts its launches and stops computing after three is caught at the fourth, though
-    the output it left from the third is right: the outputs are poisoned before every call."""
-    for source, call, name in ((EMPTY, 1, "empty"), (COUNTING, 4, "counting")):
+    """An empty kernel is caught at the untimed call before the timed ones (every element still holds
+    the poison); a kernel that counts its launches and stops computing after three is caught at the
+    third timed call (its fourth launch), though the output it left from the second is right: the
+    outputs are poisoned before every call."""
+    for source, call, name in ((EMPTY, 0, "empty"), (COUNTING, 3, "counting")):
         result = _timing(tmp_path, monkeypatch, source, lambda *args: None, name)
         assert result["status"] == "error" and result["data"]["module"] == "submission", result
         wrong = result["data"]["wrong"]
@@ -164,8 +165,9 @@ def test_a_timed_call_that_computes_nothing_ends_the_timing(tmp_path, monkeypatc
 
 
 def test_a_right_answer_is_downloaded_once_and_later_calls_match_it_on_the_device(tmp_path, monkeypatch):
-    """A deterministic kernel's timed calls give the same bits: one full comparison, then a check on the
-    device per call (no download, no host work between the timed calls)."""
+    """A deterministic kernel's timed calls give the bits of its checked call: one full comparison (of
+    the untimed call), then a check on the device per call (no download, no host work in the window);
+    the reference was computed on the GPU."""
     from grader.run.child import comparison, timing
 
     compared = []

@@ -113,25 +113,30 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
         flush = cp.empty(max(2 * l2 // 4, 1), dtype=cp.float32)  # writing 2x L2 evicts the inputs
         own = next(t for t in timed if t.name == task.module)
         answers = _Answers(case, exercise, sizes, own, cp)
+        try:  # one untimed call first: its answer is checked in full, outside the window below
+            _ready(own, cp)
+            own.run()
+            answer = answers.keep()
+        except Exception as exc:  # a failing launch is an outcome, not a grader crash
+            return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": own.name}}
         cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
+    wrong = answers.compare(answer)
+    if wrong is not None:
+        return _wrong(task, 0, wrong)
     # The rivals' outputs (the reference's answer, the library's) are zeroed after each of their calls:
     # what the submission's kernel can find in device memory while it runs stays what it was before
     # the rivals ran. Inputs and the flush buffer are kept; zeroing happens outside the timed events.
     arrays = [flush, *answers.kept] + [a for t in timed for a in t.kept]
     kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
     times: dict[str, list[float]] = {t.name: [] for t in timed}
-    calls = WARMUP + task.repeats
     alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
     current = task.module
     try:
         start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for round_ in range(calls):
+        for round_ in range(WARMUP + task.repeats):
             for t in timed:
                 current = t.name
-                for working, pristine in t.restore:
-                    working[...] = pristine
-                for output in t.poisoned:
-                    _poison(output, cp)
+                _ready(t, cp)
                 flush.fill(0)
                 start.record()
                 t.run()
@@ -141,16 +146,16 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
                     times[t.name].append(cp.cuda.get_elapsed_time(start, stop))
                 if t.name != task.module:
                     memory.zero(kept)
-                    continue
-                wrong = answers.wrong()
-                if wrong is not None:
-                    return {"id": task.id, "status": "error", "data": {"module": task.module, "wrong": {
-                            "call": round_ + 1, "calls": calls, "compare": wrong}},
-                            "message": f"timed call {round_ + 1} of {calls} computed a wrong answer"}
+                else:
+                    answers.note(round_ + 1)  # microseconds: compared with the checked answer on the device
     except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
         return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": current}}
     finally:
         device.leave()
+    for call, answer in answers.differing:  # answers with other bits than the checked one: compared now
+        wrong = answers.compare(answer)
+        if wrong is not None:
+            return _wrong(task, call, wrong)
     changed = _changed_inputs(timed, inputs, exercise, device, cp)
     if changed:
         return {"id": task.id, "status": "error", "data": {"module": task.module},
@@ -236,10 +241,30 @@ def _poison(array: Any, cp: Any) -> None:
         array.view(cp.dtype(bits.dtype)).fill(bits)
 
 
+def _ready(t: _Timed, cp: Any) -> None:
+    """Before a call: inout buffers from their pristine copies, the submission's outputs poisoned."""
+    for working, pristine in t.restore:
+        working[...] = pristine
+    for output in t.poisoned:
+        _poison(output, cp)
+
+
+def _wrong(task: Task, call: int, compare: dict[str, Any]) -> dict[str, Any]:
+    """The timing's result when call `call` of the submission computed a wrong answer (0: the untimed
+    call before the timed ones)."""
+    calls = WARMUP + task.repeats
+    where = "the untimed call before the timed calls" if call == 0 else f"timed call {call} of {calls}"
+    return {"id": task.id, "status": "error", "message": f"{where} computed a wrong answer",
+            "data": {"module": task.module, "wrong": {"call": call, "calls": calls, "compare": compare}}}
+
+
 class _Answers:
-    """The submission's answer after each of its timed calls, against the float64 reference. Its first
-    right answer is kept on the device (in `kept`): a later call that gave the same bits is right
-    without a download; one that did not (float atomics add in another order) is compared in full."""
+    """The submission's answers at the timing's size. The untimed call's answer is downloaded, kept on
+    the device (in `kept`) and compared in full with the float64 reference; each timed call's answer is
+    compared with those bits on the device, in microseconds, inside the timed window. An answer with
+    other bits (float atomics add in another order; a call that skipped work) is downloaded there and
+    compared in full once the window is over: a full comparison takes CPU-tenths of a second, and the
+    window keeps every other grading's kernels off the GPU."""
 
     def __init__(self, case: Case, exercise: Exercise, sizes: dict[str, int], own: _Timed, cp: Any) -> None:
         spec = exercise.spec
@@ -248,27 +273,32 @@ class _Answers:
         self.bf16 = {p.name for p in spec.kernel.outputs if p.is_bfloat16}
         self.first = {name: cp.empty_like(a) for name, a in self.outputs.items()}
         self.kept = tuple(self.first.values())
-        self.have_first = False
+        self.differing: list[tuple[int, dict[str, np.ndarray]]] = []
 
-    def wrong(self) -> dict[str, Any] | None:
-        """None if the outputs the last call left are right; else the comparison that says how not."""
+    def keep(self) -> dict[str, np.ndarray]:
+        """The outputs the last call left, downloaded; their bits become the ones later calls must give."""
+        for name, array in self.outputs.items():
+            self.first[name][...] = array
+        return self._download()
+
+    def note(self, call: int) -> None:
+        """After timed call `call`: outputs with other bits than the kept ones are downloaded for later."""
         cp = self.cp
-        if self.have_first and all(cp.array_equal(a.view(cp.uint8), self.first[n].view(cp.uint8))
-                                   for n, a in self.outputs.items()):
-            return None
+        if not all(cp.array_equal(a.view(cp.uint8), self.first[n].view(cp.uint8)) for n, a in self.outputs.items()):
+            self.differing.append((call, self._download()))
+
+    def compare(self, answer: dict[str, np.ndarray]) -> dict[str, Any] | None:
+        """None if the answer is right; else the comparison that says how it is not."""
+        digest = hashlib.sha256(b"".join(answer[n].tobytes() for n in sorted(answer))).hexdigest()
+        result = compared(self.case, self.spec, self.sizes, answer, digest)
+        return None if result["ok"] else result
+
+    def _download(self) -> dict[str, np.ndarray]:
         host = {}
         for name, array in self.outputs.items():
-            got = cp.asnumpy(array)
+            got = self.cp.asnumpy(array)
             host[name] = bfloat16.to_values(got) if name in self.bf16 else got
-        digest = hashlib.sha256(b"".join(host[n].tobytes() for n in sorted(host))).hexdigest()
-        result = compared(self.case, self.spec, self.sizes, host, digest)
-        if not result["ok"]:
-            return result
-        if not self.have_first:
-            for name, array in self.outputs.items():
-                self.first[name][...] = array
-            self.have_first = True
-        return None
+        return host
 
 
 class _ScrubbedMemory:
