@@ -211,16 +211,22 @@ def test_timing_waits_for_the_gpu_and_needs_correct_launches(tmp_path):
     assert list(ctx.planned)[-len(timed):] == [t.id for t in timed]  # last in the batch
 
 
-def test_performance_scores_the_ratio_of_times_taken_in_turns_and_names_what_failed(tmp_path):
-    """The judge reads the one timing task's fastest calls by module: 68% of the reference's speed, with
-    full marks from 90%, is 75% of the points (the step below 0.68 / 0.9); a failed timing names its module."""
+def _timed_context(tmp_path):
+    """A level2 context with the correctness and performance tasks planned and every launch but the
+    timing's answered right; and the performance check's spec."""
     ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
     ctx.pool = None
-    conf = ctx.spec.checks["performance"]
     for category in ("correctness", "performance"):
         for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
             ctx.planned.setdefault(task.id, task)
     ctx.results.update(_ok([t for t in ctx.planned.values() if t.kind != "time"]).results)
+    return ctx, ctx.spec.checks["performance"]
+
+
+def test_performance_scores_the_ratio_of_times_taken_in_turns_and_names_what_failed(tmp_path):
+    """The judge reads the one timing task's fastest calls by module: 68% of the reference's speed, with
+    full marks from 90%, is 75% of the points (the step below 0.68 / 0.9); a failed timing names its module."""
+    ctx, conf = _timed_context(tmp_path)
     # The fastest calls count: a median pushed up by another process's work on the GPU does not.
     ctx.results["time"] = TaskResult("time", "ok", data={"median_ms": {"submission": 2.4, "reference": 1.37},
                                                          "min_ms": {"submission": 2.0, "reference": 1.36}, "repeats": 20})
@@ -236,13 +242,7 @@ def test_performance_scores_the_ratio_of_times_taken_in_turns_and_names_what_fai
 def test_a_timed_call_that_computed_a_wrong_answer_gets_no_performance_points(tmp_path):
     """The timing checks every timed call's answer (grader.run.child.timing); a wrong one ends it, and
     the judge says which call and what was wrong, with the launch-counter hint once earlier calls were right."""
-    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
-    ctx.pool = None
-    conf = ctx.spec.checks["performance"]
-    for category in ("correctness", "performance"):
-        for task in REGISTRY[category].plan(ctx, ctx.spec.checks[category]):
-            ctx.planned.setdefault(task.id, task)
-    ctx.results.update(_ok([t for t in ctx.planned.values() if t.kind != "time"]).results)
+    ctx, conf = _timed_context(tmp_path)
     compare = {"ok": False, "bad": 16, "total": 16, "nan": 16, "untouched": 16, "worst_ratio": 0.0,
                "first": {"param": "C", "index": [0, 0], "got": "nan", "want": 1.5, "tol": 1e-5}}
     for call, where, hint in ((5, "timed call 5 of 23", "The call before the timed calls was right"),
