@@ -1,4 +1,4 @@
-"""The child's comparison with the reference (grader.run.child.runner.compare) on outputs an exact spec rejects."""
+"""The child's comparison with the reference (grader.run.child.comparison.compare) on outputs an exact spec rejects."""
 from __future__ import annotations
 
 import json

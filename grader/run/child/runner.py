@@ -28,8 +28,8 @@ import numpy as np  # noqa: E402 - after the context's start, on purpose
 from ...backends import Device, open_device
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
-from .cases import Case, CaseSource, planned_cases
-from .comparison import compare, compared
+from .cases import CaseSource, planned_cases
+from .comparison import compared
 from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from ...spec import Spec

@@ -12,11 +12,12 @@ while holding an ordinary share of the GPU; the GPU is held alone only for the w
 launches, so other gradings on the same GPU wait milliseconds for it, not the time it takes to build
 a large input on the CPU.
 
-Every call of the submission is also checked, outside the timed events: its outputs are filled with
-the grader's poison pattern before the call and compared after it with the float64 reference of the
-timing's inputs (made ahead by the job's case source, in host memory only). A kernel that computes
-the answer in the correctness launches and then skips work once it has been launched a few times (a
-launch counter in a `__device__` variable) would otherwise be timed doing nothing."""
+Every answer of the submission is checked too, outside the timed events (_Answers): one untimed
+call before the window is compared in full with the float64 reference of the timing's inputs, and
+each timed call's outputs are filled with the grader's poison pattern before it and compared with
+that call's bits after it. A kernel that computes the answer in the correctness launches and then
+skips work once it has been launched a few times (a launch counter in a `__device__` variable) would
+otherwise be timed doing nothing."""
 from __future__ import annotations
 
 import hashlib
@@ -78,10 +79,10 @@ def time_task(task: Task, exercise: Exercise, harness: Harness, device: Device, 
 def _checked_case(case: Case, harness: Harness, device: Device, sizes: dict[str, int], memory: "_ScrubbedMemory",
                   cp: Any) -> tuple[Case, str]:
     """The timing's case with its float64 reference and magnitude, and where they were computed: on the
-    GPU where the harness's NumPy code runs on CuPy arrays ("gpu"), else on the CPU ("cpu"). In a
-    batch on an H200 host the CPU took about 5 CPU-seconds a timing for a 2048 x 2048 matmul's, with
-    16 gradings at once. The answer is downloaded and every block the computation used is zeroed
-    before any submission call: it never lies in device memory while student code runs."""
+    GPU where the harness's NumPy code runs on CuPy arrays ("gpu"), else on the CPU ("cpu"). For a
+    2048 x 2048 matmul the CPU took about 5 CPU-seconds a timing in a batch of 16 gradings at once on
+    an H200 host. The answer is downloaded and every block the computation used is zeroed before any
+    submission call: it never lies in device memory while student code runs."""
     if case.expected is not None:
         return case, "cpu"
     try:
