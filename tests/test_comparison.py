@@ -62,3 +62,28 @@ def test_compare_names_the_first_wrong_element_and_the_worst_ratio_as_the_plain_
             assert result["bad"] == bad
             assert (result["first"] or {}).get("index") == first
             assert result["worst_ratio"] == (round(worst, 4) if np.isfinite(worst) else str(worst))
+
+
+def test_comparing_in_slices_reports_what_one_pass_over_the_whole_output_does(monkeypatch):
+    """compare works through a large output a slice at a time (comparison.CHUNK elements); slices of 7
+    elements, across row ends and several outputs, give the same record, down to the first wrong
+    element's index and the worst ratio, as one slice for everything."""
+    from grader.run.child import comparison
+
+    spec = load(ROOT / "exercises" / "level2").spec
+    rng = np.random.default_rng(11)
+    want = rng.uniform(-1, 1, size=(23, 23))
+    firsts = []
+    for trial in range(12):
+        have = (want + rng.choice([0.0, 1e-9, 0.5], size=want.shape, p=[0.9, 0.07, 0.03])).astype(np.float32)
+        flat = have.reshape(-1)
+        for value in rng.choice([np.nan, np.inf], size=trial % 3):
+            flat[rng.integers(flat.size)] = value
+        args = (spec, {"N": 23}, {"C": flat}, {"C": want}, {"C": np.abs(want) + 1.0})
+        monkeypatch.setattr(comparison, "CHUNK", 7)
+        sliced = compare(*args)
+        monkeypatch.setattr(comparison, "CHUNK", 1 << 20)
+        assert sliced == compare(*args)
+        firsts.append(sliced["first"])
+    # the trials did find wrong elements, some of them past the first slice
+    assert any(f is not None and f["index"][0] * 23 + f["index"][1] >= 7 for f in firsts), firsts
