@@ -96,10 +96,6 @@ def _timing(tmp_path, monkeypatch, submission_source: str, hook, name: str = "su
         cases.close()
 
 
-def _ranges(arrays) -> list[tuple[int, int]]:
-    return [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
-
-
 def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_runs(tmp_path, monkeypatch):
     """The submission (a naive kernel) is timed in turns with the reference and cuBLAS. Before each of
     its calls, no block of the timing's memory but the submission's own (its outputs, its checked
@@ -109,6 +105,7 @@ def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_run
     import numpy as np
 
     from grader.exercise import Harness, load
+    from grader.run.child import timing
 
     exercise = load(EXERCISE)
     inputs = Harness(exercise).make_inputs({"N": 256}, np.random.default_rng(4))
@@ -120,7 +117,7 @@ def test_the_rivals_answers_are_nowhere_in_device_memory_when_the_submission_run
             return
         cp.cuda.Device().synchronize()
         found = []
-        own = _ranges(timed["submission"].kept) + _ranges(timed["answers"].kept)
+        own = timing.address_ranges(timed["submission"].kept + timed["answers"].kept)
         for address, size in memory.blocks.items():
             if any(start < address + size and address < end for start, end in own):
                 continue

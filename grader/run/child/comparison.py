@@ -2,6 +2,7 @@
 (and of each timed call, grader.run.child.timing), naming the first wrong element."""
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Mapping
 
 import numpy as np
@@ -76,3 +77,13 @@ def compared(case: Case, spec: Spec, sizes: Mapping[str, int], outputs: Mapping[
     if digest not in case.compared:
         case.compared[digest] = compare(spec, sizes, outputs, case.expected, case.magnitude)
     return case.compared[digest]
+
+
+def output_digest(outputs: Mapping[str, np.ndarray]) -> str:
+    """SHA-256 of the outputs' bytes, one after another in the mapping's order: launches that gave the
+    same bits share one digest (and one comparison, `compared`)."""
+    digest = hashlib.sha256()
+    for array in outputs.values():
+        digest.update(np.ascontiguousarray(array).data)  # no copy of a large output into one bytes object
+    return digest.hexdigest()
+

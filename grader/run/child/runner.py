@@ -9,7 +9,6 @@ another, in one process.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -29,7 +28,7 @@ from ...backends import Device, open_device
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
 from .cases import CaseSource, planned_cases
-from .comparison import compared
+from .comparison import compared, output_digest
 from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from ...spec import Spec
@@ -200,10 +199,11 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
     if modified:
         record["inputs_modified"] = modified
     out_names = [p.name for p in spec.kernel.outputs]
-    record["digest"] = hashlib.sha256(b"".join(outputs[n].tobytes() for n in out_names)).hexdigest()
+    answer = {n: outputs[n] for n in out_names}
+    record["digest"] = output_digest(answer)
     if task.compare and not outcome.error:
         # The reference lives in host memory only (grader.run.child.cases): no student code can read it.
-        record["compare"] = compared(case, spec, sizes, {n: outputs[n] for n in out_names}, record["digest"])
+        record["compare"] = compared(case, spec, sizes, answer, record["digest"])
     return record, outcome
 
 

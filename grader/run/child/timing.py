@@ -20,7 +20,6 @@ skips work once it has been launched a few times (a launch counter in a `__devic
 otherwise be timed doing nothing."""
 from __future__ import annotations
 
-import hashlib
 import statistics
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -32,7 +31,7 @@ from ...backends import Device
 from ...backends.base import POISON_BITS
 from ...exercise import Exercise, Harness
 from .cases import Case, CaseSource
-from .comparison import compared
+from .comparison import compared, output_digest
 from .launch import load_chain
 from ..tasks import MODULE_NAMES, Task
 
@@ -119,7 +118,7 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
             own.run()
             answer = answers.keep()
         except Exception as exc:  # a failing launch is an outcome, not a grader crash
-            return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": own.name}}
+            return _failed(task, own.name, exc)
         cp.cuda.Device().synchronize()  # the uploads are done before the share is given back
     wrong = answers.compare(answer)
     if wrong is not None:
@@ -128,7 +127,7 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
     # what the submission's kernel can find in device memory while it runs stays what it was before
     # the rivals ran. Inputs and the flush buffer are kept; zeroing happens outside the timed events.
     arrays = [flush, *answers.kept] + [a for t in timed for a in t.kept]
-    kept = [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
+    kept = address_ranges(arrays)
     times: dict[str, list[float]] = {t.name: [] for t in timed}
     alone = device.take_exclusive()  # other gradings sharing this GPU finish their launches first
     current = task.module
@@ -150,7 +149,7 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
                 else:
                     answers.note(round_ + 1)  # microseconds: compared with the checked answer on the device
     except Exception as exc:  # a failing launch during timing is an outcome, not a grader crash
-        return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": current}}
+        return _failed(task, current, exc)
     finally:
         device.leave()
     for call, answer in answers.differing:  # answers with other bits than the checked one: compared now
@@ -250,6 +249,16 @@ def _ready(t: _Timed, cp: Any) -> None:
         _poison(output, cp)
 
 
+def address_ranges(arrays: Sequence[Any]) -> list[tuple[int, int]]:
+    """The device addresses [start, end) the CuPy arrays occupy."""
+    return [(int(a.data.ptr), int(a.data.ptr) + int(a.nbytes)) for a in arrays]
+
+
+def _failed(task: Task, module: str, exc: Exception) -> dict[str, Any]:
+    """The timing's result when a call of `module` raised (a launch that failed)."""
+    return {"id": task.id, "status": "error", "message": f"{type(exc).__name__}: {exc}", "data": {"module": module}}
+
+
 def _wrong(task: Task, call: int, compare: dict[str, Any]) -> dict[str, Any]:
     """The timing's result when call `call` of the submission computed a wrong answer (0: the untimed
     call before the timed ones)."""
@@ -290,8 +299,7 @@ class _Answers:
 
     def compare(self, answer: dict[str, np.ndarray]) -> dict[str, Any] | None:
         """None if the answer is right; else the comparison that says how it is not."""
-        digest = hashlib.sha256(b"".join(answer[n].tobytes() for n in sorted(answer))).hexdigest()
-        result = compared(self.case, self.spec, self.sizes, answer, digest)
+        result = compared(self.case, self.spec, self.sizes, answer, output_digest(answer))
         return None if result["ok"] else result
 
     def _download(self) -> dict[str, np.ndarray]:
