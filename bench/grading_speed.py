@@ -71,8 +71,11 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
     start, cpu = time.perf_counter(), children_cpu()
+    runs_log = out.parent / "profiler-runs.json"  # the batch's profilers write their ncu runs here at the end
+    env = {**os.environ, "KERNEL_GRADER_PROFILER_LOG": str(runs_log)}
     with CpuSampler() as sampler:
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
+                                env=env)
         finished = True
         while proc.poll() is None:
             try:
@@ -142,7 +145,28 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     print(f"batch CPU: {cpu:.0f} s of CPU time in {seconds:.0f} s on {os.cpu_count()} CPUs "
           f"({cpu / seconds:.1f} CPUs busy on average; {cpu / max(len(docs), 1):.1f} s per finished grading)")
     print("\n".join(sampler.table(per=len(docs))))
+    if runs_log.exists():
+        print("\n".join(profiler_lines(json.loads(runs_log.read_text()), seconds)))
     return seconds, finished
+
+
+def profiler_lines(runs: list[dict], seconds: float) -> list[str]:
+    """The batch's ncu runs summed up: how many, how full, how long, how busy each GPU's lane was, and
+    how long a request waited from its arrival to its run's start (queue and linger) and to its answer."""
+    if not runs:
+        return ["profiler: no ncu runs"]
+    jobs = [r["jobs"] for r in runs]
+    lengths = [r["end"] - r["start"] for r in runs]
+    queued = [r["start"] - a for r in runs for a in r["arrived"]]
+    answered = [r["end"] - a for r in runs for a in r["arrived"]]
+    busy: dict[str, float] = {}
+    for r, length in zip(runs, lengths):
+        busy[r["gpu"] or "?"] = busy.get(r["gpu"] or "?", 0.0) + length
+    return [f"profiler: {len(runs)} ncu runs for {sum(jobs)} requests ({statistics.mean(jobs):.1f} a run, most {max(jobs)}); "
+            f"a run {statistics.median(lengths):.2f} s median, {max(lengths):.2f} s longest; lane busy "
+            + ", ".join(f"GPU {g} {b:.1f} s ({b / seconds:.0%} of the batch)" for g, b in sorted(busy.items())),
+            f"profiler: a request waited {statistics.mean(queued):.2f} s on average for its run to start "
+            f"(most {max(queued):.2f} s) and {statistics.mean(answered):.2f} s for its answer (most {max(answered):.2f} s)"]
 
 
 def without_check(exercise: Path, check: str, copy: Path) -> Path:

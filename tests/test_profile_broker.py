@@ -181,6 +181,10 @@ def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
     assert broker.stats["groups"] == 2 and broker.stats["single"] == 1  # 2 + 2 + 1
     for name, r in requests.items():
         assert answers[name]["problem"] is None and answers[name] == _answer(_alone(fake, r, name))
+    # Each ncu run is on record (the bench's profiler summary reads them): its jobs, and times in order.
+    assert sorted(r["jobs"] for r in broker.runs) == [1, 2, 2]
+    for r in broker.runs:
+        assert len(r["arrived"]) == r["jobs"] and max(r["arrived"]) <= r["start"] <= r["end"]
 
 
 @pytest.mark.parametrize("how", ["error", "fatal", "crash"])
@@ -329,8 +333,17 @@ def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch
     brokers = batch._profilers(ctx, slots, 8)
     try:
         assert list(brokers.by_gpu) == ["0"] and brokers.by_gpu["0"].group == 8
+        assert brokers.by_gpu["0"].linger == batch.DEFAULT_LINGER_S
     finally:
         brokers.stop()
+    # The diagnostic knob: how long a request waits for company (an unreadable value keeps the default).
+    for value, linger in (("0.5", 0.5), ("soon", batch.DEFAULT_LINGER_S)):
+        monkeypatch.setenv(batch.PROFILER_LINGER_VARIABLE, value)
+        brokers = batch._profilers(ctx, slots, 8)
+        try:
+            assert brokers.by_gpu["0"].linger == linger
+        finally:
+            brokers.stop()
 
 
 def test_stopping_a_profiler_ends_its_ncu_child_in_flight(fake):

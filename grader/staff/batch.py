@@ -18,6 +18,7 @@ folder, the resume and the gradebook are the same whichever ran them.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import fcntl
 import hashlib
@@ -54,7 +55,7 @@ from ..run.parent.gpu_worker import VARIABLE as GPU_WORKER_VARIABLE
 from ..run.parent.gpu_worker import GpuWorker
 from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from ..notebook import graded_source
-from ..run.parent.profile_broker import Brokers, start_brokers
+from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
 from ..tools import find_tools
 from ..ungraded import ungraded_document
@@ -328,6 +329,8 @@ def visible_gpus() -> list[str]:
 
 
 PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
+PROFILER_LINGER_VARIABLE = "KERNEL_GRADER_PROFILER_LINGER"  # seconds a request waits for company (a diagnostic)
+PROFILER_LOG_VARIABLE = "KERNEL_GRADER_PROFILER_LOG"  # a file for the profilers' ncu runs, as JSON (a diagnostic)
 SERVER_DEATH_GRACE_S = 1.0  # how long a failed grading waits to see whether its slot's server died with it
 GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
 
@@ -533,6 +536,10 @@ class LocalExecutor:
             if brokers is not None:
                 # Every grading is over (or interrupted): a group still in flight has nobody to answer.
                 brokers.stop(kill=lambda: kill_tagged(_profiler_tag(ctx), prefix=True))
+                log = os.environ.get(PROFILER_LOG_VARIABLE, "").strip()
+                if log:
+                    with contextlib.suppress(OSError):
+                        Path(log).write_text(json.dumps(brokers.runs()) + "\n")
 
     def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
         # Each grading asks its GPU's profiler for ncu counts (none: it runs ncu itself).
@@ -596,7 +603,12 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
     # A diagnostic ($KERNEL_GRADER_PROFILER_LANES=N): N ncu children in flight for each kind of GPU, dealt
     # round its GPUs, in place of profile_broker.LANES_PER_GPU on each.
     lanes = os.environ.get(PROFILER_LANES_VARIABLE, "").strip()
-    return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base,
+    # Another ($KERNEL_GRADER_PROFILER_LINGER=S): how long the oldest request waits for others to join it.
+    try:
+        linger = max(0.0, float(os.environ.get(PROFILER_LINGER_VARIABLE, "")))
+    except ValueError:
+        linger = DEFAULT_LINGER_S
+    return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base, linger=linger,
                          lanes=int(lanes) if lanes.isdigit() and int(lanes) > 0 else None)
 
 

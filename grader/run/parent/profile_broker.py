@@ -144,6 +144,10 @@ class ProfileBroker:
         self.prestart = prestart
         self.queue: deque[Pending] = deque()
         self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
+        # One record per ncu run (Brokers.runs): when its requests arrived, when it started and ended,
+        # on which GPU, and how many jobs it profiled; seconds since the broker started.
+        self.runs: list[dict[str, Any]] = []
+        self._origin = time.monotonic()
         self._ids = itertools.count()
         self._lock = threading.Lock()  # the queue, the stats and the lanes' flags: the lanes' threads share them
         self._stop = threading.Event()
@@ -216,6 +220,7 @@ class ProfileBroker:
         return group
 
     def _serve_lane(self, lane: Lane, group: list[Pending]) -> None:
+        started = time.monotonic()
         try:
             self._serve_group(lane, group)
         except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
@@ -224,6 +229,9 @@ class ProfileBroker:
         finally:
             with self._lock:
                 lane.busy = False
+                self.runs.append({"gpu": lane.gpu, "jobs": len(group), "start": round(started - self._origin, 3),
+                                  "end": round(time.monotonic() - self._origin, 3),
+                                  "arrived": [round(p.arrived - self._origin, 3) for p in group]})
 
     def _lingering(self) -> bool:
         """Whether to wait a little longer for the first request's group to fill (and for nothing else:
@@ -375,6 +383,11 @@ class Brokers:
         """Stop every profiler (ProfileBroker.stop), each once."""
         for broker in {id(b): b for b in self.by_gpu.values()}.values():
             broker.stop(kill)
+
+    def runs(self) -> list[dict[str, Any]]:
+        """Every ncu run of every profiler (ProfileBroker.runs), in the order they ended."""
+        return sorted((r for b in {id(b): b for b in self.by_gpu.values()}.values() for r in b.runs),
+                      key=lambda r: r["end"])
 
 
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
