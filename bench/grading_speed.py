@@ -166,7 +166,23 @@ def profiler_lines(runs: list[dict], seconds: float) -> list[str]:
             f"a run {statistics.median(lengths):.2f} s median, {max(lengths):.2f} s longest; lane busy "
             + ", ".join(f"GPU {g} {b:.1f} s ({b / seconds:.0%} of the batch)" for g, b in sorted(busy.items())),
             f"profiler: a request waited {statistics.mean(queued):.2f} s on average for its run to start "
-            f"(most {max(queued):.2f} s) and {statistics.mean(answered):.2f} s for its answer (most {max(answered):.2f} s)"]
+            f"(most {max(queued):.2f} s) and {statistics.mean(answered):.2f} s for its answer (most {max(answered):.2f} s)"] \
+        + _run_parts([r for r in runs if r.get("launches")])
+
+
+def _run_parts(runs: list[dict]) -> list[str]:
+    """Where a group's ncu run spends its time, medians over the runs (seconds from the run's start)."""
+    if not runs:
+        return []
+    med = lambda values: statistics.median(values)  # noqa: E731
+    first = [r["launches"][0][0] for r in runs]
+    each = [(l[1] - l[0], l[2]) for r in runs for l in r["launches"]]
+    last = [r["end"] - r["start"] - r["launches"][-1][1] for r in runs]
+    ready = [r["ready"] for r in runs if r.get("ready") is not None]
+    return [f"profiler: a group run's parts (medians over {len(runs)}): child ready at {med(ready) if ready else float('nan'):.2f} s, "
+            f"first launch at {med(first):.2f} s; a launch {med([e[0] for e in each]):.3f} s (longest "
+            f"{max(e[0] for e in each):.2f} s) of which waiting for the GPU {med([e[1] for e in each]):.3f} s "
+            f"(most {max(e[1] for e in each):.2f} s); after the last launch {med(last):.2f} s"]
 
 
 def without_check(exercise: Path, check: str, copy: Path) -> Path:

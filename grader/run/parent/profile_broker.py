@@ -220,9 +220,10 @@ class ProfileBroker:
         return group
 
     def _serve_lane(self, lane: Lane, group: list[Pending]) -> None:
-        started = time.monotonic()
+        started, wall = time.monotonic(), time.time()
+        results: list[Mapping[str, TaskResult]] = []
         try:
-            self._serve_group(lane, group)
+            results = self._serve_group(lane, group)
         except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
             for p in group:
                 _answer(p, {"alone": True})
@@ -231,7 +232,8 @@ class ProfileBroker:
                 lane.busy = False
                 self.runs.append({"gpu": lane.gpu, "jobs": len(group), "start": round(started - self._origin, 3),
                                   "end": round(time.monotonic() - self._origin, 3),
-                                  "arrived": [round(p.arrived - self._origin, 3) for p in group]})
+                                  "arrived": [round(p.arrived - self._origin, 3) for p in group],
+                                  "ready": _ready_time(results, wall), "launches": _launch_times(results, wall)})
 
     def _lingering(self) -> bool:
         """Whether to wait a little longer for the first request's group to fill (and for nothing else:
@@ -263,10 +265,11 @@ class ProfileBroker:
         with self._lock:
             self.stats[stat] += n
 
-    def _serve_group(self, lane: Lane, group: list[Pending]) -> None:
+    def _serve_group(self, lane: Lane, group: list[Pending]) -> list[Mapping[str, TaskResult]]:
+        """Answer the group; the launch results of its ncu run (none for a request alone)."""
         if len(group) == 1:
             self._alone(lane, group[0])
-            return
+            return []
         requests = [p.request for p in group]
         results, parsed = self._run_group(lane, requests)
         settled = attribute(requests, results, parsed)
@@ -282,6 +285,7 @@ class ProfileBroker:
             self.stats["again"] += len(settled.again)
             for j in reversed(settled.again):
                 self.queue.appendleft(group[j])
+        return results
 
     def _limits(self, root: str) -> Limits:
         with self._lock:
@@ -355,6 +359,20 @@ class ProfileBroker:
         log = stem.with_suffix(".log")
         text = (log.read_text(errors="replace") if log.exists() else "") + "\n" + child.stdout
         return [read_results(p) for p in paths], parse_ncu_csv(text, first.metrics)
+
+
+def _launch_times(results: Sequence[Mapping[str, TaskResult]], origin: float) -> list[list[float]]:
+    """Each launch of an ncu run as [start, end, seconds waited for the GPU], seconds after `origin`
+    (the run's start, epoch seconds), in launch order; the first is preceded by the child's start-up."""
+    clocks = [r.clock for job in results for r in job.values() if r.clock]
+    return [[round(c["start"] - origin, 3), round(c["end"] - origin, 3), round(c.get("waited", 0.0), 3)]
+            for c in sorted(clocks, key=lambda c: c["start"])]
+
+
+def _ready_time(results: Sequence[Mapping[str, TaskResult]], origin: float) -> float | None:
+    """When the run's child was ready for its job, seconds after `origin` (negative: prestarted and ready before)."""
+    ready = [r.clock["ready"] for job in results for r in job.values() if r.clock.get("ready")]
+    return round(min(ready) - origin, 3) if ready else None
 
 
 def _counts_json(counts: NcuCounts) -> dict[str, Any]:
