@@ -71,7 +71,8 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
     start, cpu = time.perf_counter(), children_cpu()
-    runs_log = out.parent / "profiler-runs.json"  # the batch's profilers write their ncu runs here at the end
+    # The batch's profilers write their ncu runs here at the end (a path already set is kept: a copy to look at later).
+    runs_log = Path(os.environ.get("KERNEL_GRADER_PROFILER_LOG") or out.parent / "profiler-runs.json")
     env = {**os.environ, "KERNEL_GRADER_PROFILER_LOG": str(runs_log)}
     with CpuSampler() as sampler:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
