@@ -147,9 +147,7 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
           f"({cpu / seconds:.1f} CPUs busy on average; {cpu / max(len(docs), 1):.1f} s per finished grading)")
     print("\n".join(sampler.table(per=len(docs))))
     if runs_log.exists():
-        log = json.loads(runs_log.read_text())
-        print("\n".join(profiler_lines(log["runs"], seconds)))
-        print(f"profiler: {log['parked']} gradings parked while they waited for it (grader.staff.slots)")
+        print("\n".join(profiler_lines(json.loads(runs_log.read_text()), seconds)))
     return seconds, finished
 
 

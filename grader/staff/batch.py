@@ -25,6 +25,7 @@ import hashlib
 import io
 import json
 import os
+import queue
 import re
 import shutil
 import stat
@@ -56,7 +57,6 @@ from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child
 from ..notebook import graded_source
 from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
-from .slots import SlotPool, gpu_of, spare_slots
 from ..tools import find_tools
 from ..ungraded import ungraded_document
 
@@ -331,7 +331,6 @@ def visible_gpus() -> list[str]:
 PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
 PROFILER_LINGER_VARIABLE = "KERNEL_GRADER_PROFILER_LINGER"  # seconds a request waits for company (a diagnostic)
 PROFILER_LOG_VARIABLE = "KERNEL_GRADER_PROFILER_LOG"  # a file for the profilers' ncu runs, as JSON (a diagnostic)
-PARKING_VARIABLE = "KERNEL_GRADER_PARKING"  # 0: no parking for the profiler (a diagnostic; grader.staff.slots)
 SERVER_DEATH_GRACE_S = 1.0  # how long a failed grading waits to see whether its slot's server died with it
 GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
 
@@ -525,7 +524,6 @@ class LocalExecutor:
         # Fork servers only where fork is safe with NumPy imported (Linux; macOS's Accelerate is not).
         self.warm = warm and sys.platform.startswith("linux")
         self._slots = list(slots)
-        self.parked = 0  # gradings of the last grade_all that parked for the profiler (grader.staff.slots)
         self.workers = len(self._slots)
         self.slots = tuple(s.get("CUDA_VISIBLE_DEVICES", "cpu") for s in self._slots)
 
@@ -541,36 +539,30 @@ class LocalExecutor:
                 log = os.environ.get(PROFILER_LOG_VARIABLE, "").strip()
                 if log:
                     with contextlib.suppress(OSError):
-                        Path(log).write_text(json.dumps({"runs": brokers.runs(), "parked": self.parked}) + "\n")
+                        Path(log).write_text(json.dumps(brokers.runs()) + "\n")
 
     def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
-        slots = list(self._slots)
-        # $KERNEL_GRADER_PARKING=0 (a diagnostic): gradings that wait for the profiler hold their GPU's place.
-        parking = brokers is not None and bool(brokers.by_gpu) and os.environ.get(PARKING_VARIABLE, "").strip() != "0"
-        if parking:
-            # A grading that only waits for its ncu counts parks (grader.staff.slots); spare slots let
-            # as many others work on its GPU meanwhile, up to the GPU's own slots at work at once.
-            slots += spare_slots(self._slots)
         # Each grading asks its GPU's profiler for ncu counts (none: it runs ncu itself).
-        envs = [{**slot, **(brokers.env_for(slot.get("CUDA_VISIBLE_DEVICES", "")) if brokers else {})} for slot in slots]
-        places = SlotPool([gpu_of(slot) for slot in slots], Counter(gpu_of(slot) for slot in self._slots) if parking else None,
-                          ctx.scratch / "parked" if parking else None)
+        envs = [{**slot, **(brokers.env_for(slot.get("CUDA_VISIBLE_DEVICES", "")) if brokers else {})} for slot in self._slots]
+        free: queue.Queue[int] = queue.Queue()
+        for index in range(len(envs)):
+            free.put(index)
         stop = threading.Event()
         # Each slot forks its gradings' Python children from a warm server (grader.run.parent.fork_server):
         # the imports are paid once per slot, not four times per submission.
         servers = [WarmSlot.make(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
-                   for index, slot in enumerate(slots)]
+                   for index, slot in enumerate(self._slots)]
 
         def one(entry: Entry) -> Outcome | None:
             if stop.is_set():
                 return None
-            index, park = places.take()
+            index = free.get()
             try:
-                return _grade_entry(ctx, entry, {**envs[index], **park}, stop, servers[index])
+                return _grade_entry(ctx, entry, envs[index], stop, servers[index])
             finally:
-                places.give_back(index)
+                free.put(index)
 
-        pool = ThreadPoolExecutor(max_workers=max(len(slots), 1), thread_name_prefix="grade")
+        pool = ThreadPoolExecutor(max_workers=max(len(self._slots), 1), thread_name_prefix="grade")
         futures: set[Future] = {pool.submit(one, e) for e in todo}
         try:
             while futures:
@@ -591,8 +583,6 @@ class LocalExecutor:
                 wait(running, timeout=0.3)
             raise
         finally:
-            places.close()
-            self.parked = places.parked
             for server in servers:
                 if server is not None:
                     server.close()

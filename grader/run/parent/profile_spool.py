@@ -19,9 +19,6 @@ from typing import Any, Mapping
 from .supervisor import write_atomically
 
 VARIABLE = "KERNEL_GRADER_PROFILER"
-# A file the batch gives each grading (grader.staff.slots): created once its request is handed over,
-# it tells the batch that this grading now only waits, and another may start on its GPU.
-PARK_VARIABLE = "KERNEL_GRADER_PARKED"
 HEARTBEAT = "alive"          # the broker touches spool/alive every HEARTBEAT_S seconds while it runs
 HEARTBEAT_S = 1.0
 STALE_S = 15.0               # a heartbeat older than this: no broker is serving the spool
@@ -43,16 +40,6 @@ def broker_alive(spool: Path, stale: float = STALE_S) -> bool:
         return False
 
 
-def _park() -> None:
-    """Tell the batch this grading now only waits for the profiler (see PARK_VARIABLE)."""
-    park = os.environ.get(PARK_VARIABLE, "")
-    if park:
-        try:
-            Path(park).touch()
-        except OSError:
-            pass  # the batch then counts this grading as working until it ends: slower, never wrong
-
-
 def ask(spool: Path, request: Mapping[str, Any], answer: Path, wait: float) -> dict[str, Any] | None:
     """Hand `request` to the broker and wait at most `wait` seconds for its answer (a dict), or None:
     no live broker, no answer in time, or the broker said to profile alone. The request is withdrawn
@@ -66,7 +53,6 @@ def ask(spool: Path, request: Mapping[str, Any], answer: Path, wait: float) -> d
         write_atomically(path, json.dumps({**request, "answer": str(answer)}))
     except OSError:
         return None
-    _park()
     deadline = time.monotonic() + wait
     checked = time.monotonic()
     while not answer.exists():
