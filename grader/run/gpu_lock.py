@@ -3,8 +3,7 @@
 Every process that uses a GPU (launches, ncu, a sanitizer, the hidden tests) holds it shared
 while it has work on it (GpuDevice.using, around one launch: its uploads, kernels and read-back);
 a timing holds it exclusively around its timed launches, so nothing of another grading runs on
-that GPU while a kernel is timed (and so does a launch profiled by ncu, which is slowed threefold on
-a shared GPU: grader.run.child.runner), and a timing waits only for the launches in flight, not for
+that GPU while a kernel is timed, and a timing waits only for the launches in flight, not for
 a grading's work on the CPU (its float64 reference, its comparison) nor for processes that are
 starting, waiting or exiting. Writers go first: a timing that waits
 stops new users from starting (a turnstile), so a busy batch cannot starve it. Built on flock(2):

@@ -13,9 +13,8 @@ import json
 import os
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 if __name__ == "__main__" and sys.argv[2:4] == ["--prestart", "gpu"]:
     # Before the imports below: the CUDA context is made while they run (grader.run.child.cuda_context).
@@ -178,8 +177,8 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
     inputs = case.inputs
     damage: dict[str, Any] = {}
     # A share of the GPU for this launch's device work only (uploads, kernels, read-back, canaries,
-    # release), not for the reference computed on the CPU below; the GPU alone for one profiled by ncu.
-    with _alone(device) if task.kind == "profile" and os.environ.get(NCU_ALONE_VARIABLE, "").strip() != "0" else device.using():
+    # release), not for the reference computed on the CPU below.
+    with device.using():
         start = time.perf_counter()
         launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
         seconds = round(time.perf_counter() - start, 4)
@@ -206,25 +205,6 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
         # The reference lives in host memory only (grader.run.child.cases): no student code can read it.
         record["compare"] = compared(case, spec, sizes, answer, record["digest"])
     return record, outcome
-
-
-# A launch profiled by ncu has the GPU alone, as a timing has. ncu replays the kernel and saves and
-# restores its memory in many small steps, each of which waits its turn on a GPU shared with other
-# gradings' contexts: in a batch of 100 on one H200 a profiled launch took 0.44 s (0.3 to 3 s) against
-# 0.17 s with nothing else on the GPU, and the batch's profiler was busy 74% of the batch
-# (bench/grading_speed.py, bench/ncu_launch_cost.py). $KERNEL_GRADER_NCU_ALONE=0 shares instead (a diagnostic).
-NCU_ALONE_VARIABLE = "KERNEL_GRADER_NCU_ALONE"
-
-
-@contextmanager
-def _alone(device: Device) -> Iterator[None]:
-    """Hold the device alone for the body (the emulator's hold is nothing). A wait for it that runs
-    out (another grading's kernel that hangs) lets the launch go on beside the others."""
-    device.take_exclusive()
-    try:
-        yield
-    finally:
-        device.leave()
 
 
 def _size_key(task: Task) -> tuple:
