@@ -69,11 +69,14 @@ if sys.argv[2:3] == ["--prestart"]:
             sys.exit(0)
         time.sleep(0.01)
 job = json.load(open(job_path))
+ready = time.time()
 for one in job.get("jobs", [job]):
     with open(one["results"], "a") as out:
         for task in one["tasks"]:
+            began = time.time()
             how = open(one["modules"][task["module"]]).read().split()
-            result = {"id": task["id"], "status": "ok", "launches": [{"seed": task["seeds"][0]}]}
+            result = {"id": task["id"], "status": "ok", "launches": [{"seed": task["seeds"][0]}],
+                      "clock": {"ready": ready, "start": began, "end": time.time(), "waited": 0.0}}
             if how[0] == "hang":
                 time.sleep(1000)
             if how[0] == "slow":
@@ -185,6 +188,24 @@ def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
     assert sorted(r["jobs"] for r in broker.runs) == [1, 2, 2]
     for r in broker.runs:
         assert len(r["arrived"]) == r["jobs"] and max(r["arrived"]) <= r["start"] <= r["end"]
+    grouped = [r for r in broker.runs if r["jobs"] == 2]
+    assert all(len(r["launches"]) == 2 * len(SIZES) * 2 for r in grouped)  # each job: submission and reference per size
+    assert all(a[0] <= a[1] <= b[0] for r in grouped for a, b in zip(r["launches"], r["launches"][1:]))
+
+
+def test_a_batch_writes_its_profilers_record_where_the_diagnostic_says(fake, monkeypatch):
+    from grader.staff import batch
+
+    brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], {"0": {"CUDA_VISIBLE_DEVICES": "0"}}, 8, fake["env"])
+    brokers.stop()
+    brokers.by_gpu["0"].runs.append({"gpu": "0", "jobs": 3, "start": 1.0, "end": 2.0, "arrived": [0.1, 0.2, 0.3]})
+    batch.write_profiler_log(brokers)  # not asked for: nothing written, nothing raised
+    log = fake["tmp"] / "runs.json"
+    monkeypatch.setenv(batch.PROFILER_LOG_VARIABLE, str(log))
+    batch.write_profiler_log(brokers)
+    assert json.loads(log.read_text()) == brokers.runs() and brokers.runs()[0]["jobs"] == 3
+    monkeypatch.setenv(batch.PROFILER_LOG_VARIABLE, str(fake["tmp"] / "no-such-folder" / "runs.json"))
+    batch.write_profiler_log(brokers)  # an unwritable path costs only the record
 
 
 @pytest.mark.parametrize("how", ["error", "fatal", "crash"])

@@ -536,10 +536,7 @@ class LocalExecutor:
             if brokers is not None:
                 # Every grading is over (or interrupted): a group still in flight has nobody to answer.
                 brokers.stop(kill=lambda: kill_tagged(_profiler_tag(ctx), prefix=True))
-                log = os.environ.get(PROFILER_LOG_VARIABLE, "").strip()
-                if log:
-                    with contextlib.suppress(OSError):
-                        Path(log).write_text(json.dumps(brokers.runs()) + "\n")
+                write_profiler_log(brokers)
 
     def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
         # Each grading asks its GPU's profiler for ncu counts (none: it runs ncu itself).
@@ -610,6 +607,15 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
         linger = DEFAULT_LINGER_S
     return start_brokers(ctx.scratch / "profiler", ncu, by_gpu, group, base, linger=linger,
                          lanes=int(lanes) if lanes.isdigit() and int(lanes) > 0 else None)
+
+
+def write_profiler_log(brokers: Brokers) -> None:
+    """The profilers' record of their ncu runs, as JSON, to $KERNEL_GRADER_PROFILER_LOG if set (a
+    diagnostic: bench/grading_speed.py reads it). A file that cannot be written costs only the record."""
+    log = os.environ.get(PROFILER_LOG_VARIABLE, "").strip()
+    if log:
+        with contextlib.suppress(OSError):
+            Path(log).write_text(json.dumps(brokers.runs()) + "\n")
 
 
 def _profiler_tag(ctx: BatchContext) -> str:
