@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run on a machine with two GPUs from the repository root: the batch of 100 on one GPU, then on two,
-# in one session (the ratio of the two is the scaling). Extra arguments go to grading_speed.py.
+# in one session (the ratio of the two is the scaling). Extra arguments go to grading_speed.py. Each
+# run's profiler record (its ncu runs, per GPU) is kept beside the log as runs-*.json.
 # (At commit abb442e an ncu temp folder per GPU alone, each grading still running its own ncu, was no
 # faster: 158 s against 153 s. The batch's profiler now keeps an ncu child on each GPU, each GPU with
 # its own folder; docs/benchmarks.md has the numbers.)
@@ -13,6 +14,8 @@ run() { echo "\$ $*"; "$@"; echo "[exit status $?]"; echo; }
 {
   run nvidia-smi -L
   run nproc
-  run env CUDA_VISIBLE_DEVICES=0 python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
-  run python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
+  run env CUDA_VISIBLE_DEVICES=0 KERNEL_GRADER_PROFILER_LOG="$out/runs-one-gpu.json" \
+    python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
+  run env KERNEL_GRADER_PROFILER_LOG="$out/runs-two-gpus.json" \
+    python3 bench/grading_speed.py --backend gpu --batch-only --class-size 100 --batch-limit "$limit" "$@"
 } 2>&1 | tee "$out/gpu-scaling.log"
