@@ -9,14 +9,16 @@ def make_inputs(sizes, rng):
     return {"x": x, "out": np.zeros(1, dtype=np.float32)}
 
 
+# Array operations only, no conversion to a NumPy array (np.array([...])): on the GPU the timing runs
+# these on CuPy arrays.
 def reference(inputs, sizes):
     x = inputs["x"].astype(np.float64)
-    return {"out": np.array([inputs["out"].astype(np.float64)[0] + x.sum()])}
+    return {"out": inputs["out"].astype(np.float64) + x.sum()}
 
 
 def magnitude(inputs, sizes):
     # the rounding error of a float32 sum scales with sum |x|, not with |sum| (which may cancel)
-    return {"out": np.array([np.abs(inputs["x"].astype(np.float64)).sum() + abs(float(inputs["out"][0]))])}
+    return {"out": np.abs(inputs["x"].astype(np.float64)).sum() + np.abs(inputs["out"].astype(np.float64))}
 
 
 def baseline(cp, inputs, sizes):
