@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ..results import TestResult
 from ..spec import CheckSpec
-from ..run.tasks import MODULE_NAMES, Task
+from ..run.tasks import MODULE_NAMES, Task, timed_call_name
 from .base import Context, gate, not_run, sizes_text, verdict
 from .correctness import describe_mismatch, task_ids as correctness_task_ids
 
@@ -92,8 +92,7 @@ class PerformanceCheck:
 def wrong_answer_text(wrong: dict, conf: CheckSpec) -> str:
     """Why a timing that caught a wrong answer gives no points: which call, and what was wrong."""
     call, calls = wrong.get("call", "?"), wrong.get("calls", "?")
-    which = "the untimed call before the timed calls" if call == 0 else f"timed call {call} of {calls}"
-    text = (f"No performance points: at {sizes_text(conf.size)}, {which} computed a wrong answer: "
+    text = (f"No performance points: at {sizes_text(conf.size)}, {timed_call_name(call, calls)} computed a wrong answer: "
             f"{describe_mismatch(wrong.get('compare') or {})}. The submission is called once before it is timed and "
             "each answer is checked, every timed call's too (its outputs are filled with NaN before it runs); speed "
             "counts only for calls that compute the whole answer.")

@@ -16,6 +16,12 @@ EXIT_FATAL = 3
 MODULE_NAMES = {"submission": "submission", "reference": "reference solution", "baseline": "library baseline"}
 
 
+def timed_call_name(call: Any, calls: Any) -> str:
+    """A call of a timing as messages name it (grader.run.child.timing numbers them; 0 is the untimed
+    call before the timed ones)."""
+    return "the untimed call before the timed calls" if call == 0 else f"timed call {call} of {calls}"
+
+
 @dataclass(frozen=True)
 class Task:
     """One job for the child.

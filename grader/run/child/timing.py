@@ -33,7 +33,7 @@ from ...exercise import Exercise, Harness
 from .cases import Case, CaseSource
 from .comparison import compared, output_digest
 from .launch import load_chain
-from ..tasks import MODULE_NAMES, Task
+from ..tasks import MODULE_NAMES, Task, timed_call_name
 
 WARMUP = 3
 
@@ -100,11 +100,11 @@ def _checked_case(case: Case, harness: Harness, device: Device, sizes: dict[str,
 
 def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
           sizes: dict[str, int], case: Case, memory: "_ScrubbedMemory", cp: Any) -> dict[str, Any]:
-    inputs = case.inputs
+    uploaded = _as_uploaded(exercise, case.inputs)
     timed: list[_Timed] = []
     with device.using():
         for name in (task.module, *task.rivals):
-            prepared = _prepare(name, name == task.module, exercise, harness, device, modules, sizes, inputs, cp)
+            prepared = _prepare(name, name == task.module, exercise, harness, device, modules, sizes, uploaded, cp)
             if isinstance(prepared, str):
                 return {"id": task.id, "status": "error", "message": prepared, "data": {"module": name}}
             if prepared is not None:  # None: an exercise without a library baseline
@@ -156,7 +156,7 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
         wrong = answers.compare(answer)
         if wrong is not None:
             return _wrong(task, call, wrong)
-    changed = _changed_inputs(timed, inputs, exercise, device, cp)
+    changed = _changed_inputs(timed, uploaded, device, cp)
     if changed:
         return {"id": task.id, "status": "error", "data": {"module": task.module},
                 "message": f"the {changed} changed while the submission was timed beside it: the kernel wrote "
@@ -168,32 +168,35 @@ def _time(task: Task, exercise: Exercise, harness: Harness, device: Device, modu
     return {"id": task.id, "status": "ok", "data": data}
 
 
-def _changed_inputs(timed: list[_Timed], inputs: Mapping[str, Any], exercise: Exercise, device: Device, cp: Any) -> str:
+def _as_uploaded(exercise: Exercise, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The inputs as their device copies hold them: bfloat16 buffers as their 16-bit patterns."""
+    bf16 = {p.name for p in exercise.spec.kernel.buffers if p.is_bfloat16}
+    return {k: bfloat16.to_bits(arr) if k in bf16 else np.asarray(arr) for k, arr in inputs.items()}
+
+
+def _changed_inputs(timed: list[_Timed], uploaded: Mapping[str, np.ndarray], device: Device, cp: Any) -> str:
     """Which rival's input no longer equals what was uploaded ("reference's input A"), or "". Rivals'
     times count only if what they computed on was the inputs: a kernel that found their buffers and
     wrote into them could otherwise slow them down."""
-    bf16 = {p.name for p in exercise.spec.kernel.buffers if p.is_bfloat16}
     with device.using():
         for t in timed:
             for name, arr in t.originals.items():
-                want = bfloat16.to_bits(inputs[name]) if name in bf16 else np.asarray(inputs[name])
                 got = cp.asnumpy(arr)
-                if got.tobytes() != np.ascontiguousarray(want).tobytes():
+                if got.tobytes() != np.ascontiguousarray(uploaded[name]).tobytes():
                     return f"{MODULE_NAMES.get(t.name, t.name)}'s input {name}"
     return ""
 
 
 def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device: Device, modules: Mapping[str, str],
-             sizes: dict[str, int], inputs: Mapping[str, Any], cp: Any) -> _Timed | str | None:
-    """Module `name` ready to time, on device copies of its own of the inputs; `own`: the task's own
-    module, whose every array is kept between calls. None for a baseline the exercise does not
+             sizes: dict[str, int], uploaded: Mapping[str, np.ndarray], cp: Any) -> _Timed | str | None:
+    """Module `name` ready to time, on device copies of its own of the inputs (`uploaded`: _as_uploaded);
+    `own`: the task's own module, whose every array is kept between calls. None for a baseline the exercise does not
     define; an error message when the module cannot be set up."""
     spec = exercise.spec
     fn = harness.baseline() if name == "baseline" else None
     if name == "baseline" and fn is None:
         return None
-    bf16 = {p.name for p in spec.kernel.buffers if p.is_bfloat16}
-    dev = {k: cp.asarray(bfloat16.to_bits(arr) if k in bf16 else arr) for k, arr in inputs.items()}
+    dev = {k: cp.asarray(arr) for k, arr in uploaded.items()}
     originals = dict(dev)
     # Every module writes its inout buffers: each call starts from a pristine copy of them.
     inout = {p.name for p in spec.kernel.buffers if p.role == "inout"} & set(dev)
@@ -205,7 +208,7 @@ def _prepare(name: str, own: bool, exercise: Exercise, harness: Harness, device:
         return _Timed(name, lambda: fn(cp, dev, sizes), tuple(originals.values()), originals, restore)
     kernels = load_chain(device, modules[name], spec)
     for constant in spec.kernel.constants:
-        problem = device.set_constant(kernels[0], constant, np.ascontiguousarray(inputs[constant]))
+        problem = device.set_constant(kernels[0], constant, np.ascontiguousarray(uploaded[constant]))
         if problem:
             return problem
     launches = []
@@ -263,8 +266,7 @@ def _wrong(task: Task, call: int, compare: dict[str, Any]) -> dict[str, Any]:
     """The timing's result when call `call` of the submission computed a wrong answer (0: the untimed
     call before the timed ones)."""
     calls = WARMUP + task.repeats
-    where = "the untimed call before the timed calls" if call == 0 else f"timed call {call} of {calls}"
-    return {"id": task.id, "status": "error", "message": f"{where} computed a wrong answer",
+    return {"id": task.id, "status": "error", "message": f"{timed_call_name(call, calls)} computed a wrong answer",
             "data": {"module": task.module, "wrong": {"call": call, "calls": calls, "compare": compare}}}
 
 
