@@ -361,17 +361,21 @@ class ProfileBroker:
         return [read_results(p) for p in paths], parse_ncu_csv(text, first.metrics)
 
 
+def _clocks(results: Sequence[Mapping[str, TaskResult]]) -> list[Mapping[str, float]]:
+    """The child's clock of each launch of an ncu run (runner.main: epoch seconds), in launch order."""
+    return sorted((r.clock for job in results for r in job.values() if r.clock), key=lambda c: c["start"])
+
+
 def _launch_times(results: Sequence[Mapping[str, TaskResult]], origin: float) -> list[list[float]]:
     """Each launch of an ncu run as [start, end, seconds waited for the GPU], seconds after `origin`
     (the run's start, epoch seconds), in launch order; the first is preceded by the child's start-up."""
-    clocks = [r.clock for job in results for r in job.values() if r.clock]
     return [[round(c["start"] - origin, 3), round(c["end"] - origin, 3), round(c.get("waited", 0.0), 3)]
-            for c in sorted(clocks, key=lambda c: c["start"])]
+            for c in _clocks(results)]
 
 
 def _ready_time(results: Sequence[Mapping[str, TaskResult]], origin: float) -> float | None:
     """When the run's child was ready for its job, seconds after `origin` (negative: prestarted and ready before)."""
-    ready = [r.clock["ready"] for job in results for r in job.values() if r.clock.get("ready")]
+    ready = [c["ready"] for c in _clocks(results) if c.get("ready")]
     return round(min(ready) - origin, 3) if ready else None
 
 
@@ -397,15 +401,18 @@ class Brokers:
         broker = self.by_gpu.get(gpu)
         return {profile_spool.VARIABLE: str(broker.spool)} if broker else {}
 
+    def profilers(self) -> list[ProfileBroker]:
+        """Each profiler once (GPUs of one kind share one)."""
+        return list({id(b): b for b in self.by_gpu.values()}.values())
+
     def stop(self, kill: Callable[[], Any] | None = None) -> None:
         """Stop every profiler (ProfileBroker.stop), each once."""
-        for broker in {id(b): b for b in self.by_gpu.values()}.values():
+        for broker in self.profilers():
             broker.stop(kill)
 
     def runs(self) -> list[dict[str, Any]]:
         """Every ncu run of every profiler (ProfileBroker.runs), in the order they ended."""
-        return sorted((r for b in {id(b): b for b in self.by_gpu.values()}.values() for r in b.runs),
-                      key=lambda r: r["end"])
+        return sorted((r for b in self.profilers() for r in b.runs), key=lambda r: r["end"])
 
 
 def start_brokers(root: Path, ncu: str, slot_envs: Mapping[str, Mapping[str, str]], group: int,
