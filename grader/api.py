@@ -248,12 +248,16 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
 
 
 def _release_gpu_when_idle(ctx: Context) -> None:
-    """Create the files timing tasks wait for once every background stage (ncu, the hidden tests) has
-    finished, so nothing else runs on the GPU while it is timed."""
+    """Create the files timing tasks wait for once every background stage but the ncu run has finished
+    (the hidden tests, whose exercise code does CuPy work between launches without a share of the GPU;
+    a sanitizer, rare on a GPU with the emulator at hand), so nothing else runs on the GPU while it is
+    timed. The ncu run is a runner child that does all its GPU work inside launches that each hold a
+    share of the GPU's lock (grader.run.gpu_lock), so none of it runs while a kernel is timed; waiting
+    for it only made a correct submission's timing start after the whole ncu run (2 s on an H200)."""
     paths = {Path(t.after) for t in ctx.planned.values() if t.after}
     if not paths:
         return
-    stages = list(ctx.background.values())
+    stages = [stage for key, stage in ctx.background.items() if key != NCU_STAGE]
 
     def release() -> None:
         try:

@@ -274,6 +274,28 @@ def test_the_gpu_is_released_once_background_stages_finish(tmp_path):
     assert go.exists()
 
 
+def test_the_gpu_is_released_for_a_timing_while_the_ncu_run_goes_on(tmp_path):
+    """ncu's launches each hold a share of the GPU's lock, so they never run while a kernel is timed:
+    the timing need not wait for the whole ncu run."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.checks.counters import NCU_STAGE
+
+    ctx = _context(tmp_path, "level2", lambda runner, tasks, wrapper, log: _ok(tasks))
+    go = tmp_path / "gpu-free"
+    ctx.planned["time:submission"] = Task(id="time:submission", kind="time", backend="gpu", after=str(go))
+    gate = threading.Event()
+    with ThreadPoolExecutor(2) as pool:
+        ctx.pool = pool
+        ctx.start(NCU_STAGE, gate.wait, 10)
+        api._release_gpu_when_idle(ctx)
+        deadline = time.monotonic() + 5
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert go.exists() and not gate.is_set()
+        gate.set()
+
+
 def test_runner_skips_timing_after_a_failed_required_launch(tmp_path):
     """Through a real emulator child: a wrong kernel's timing task is skipped, and one that needs a
     file waits for it."""
