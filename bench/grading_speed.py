@@ -44,11 +44,15 @@ def children_cpu() -> float:
 
 
 def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
-    start, cpu = time.perf_counter(), children_cpu()
+    start, cpu, wall = time.perf_counter(), children_cpu(), time.time()
     subprocess.run([sys.executable, "-m", "grader", str(EXERCISE), str(path), "--backend", backend, "--seed", "1",
                     "--json", str(out), "--quiet"], check=True, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - start
     cpu = children_cpu() - cpu
+    landed = [p.stat().st_mtime for p in (out / "results").glob("*.json")]
+    if landed:  # what the batch does after its last grading: the gradebook, the reports, shutting its workers down
+        print(f"batch: the last result was written after {max(landed) - wall:.1f} s; the batch ended "
+              f"{seconds - (max(landed) - wall):.1f} s later", flush=True)
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
     timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
@@ -70,7 +74,7 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     """Run `grade batch`, printing every 10 s how many results are in; stop it after `limit` seconds.
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
     too slow explains itself. Returns (seconds, whether it finished)."""
-    start, cpu = time.perf_counter(), children_cpu()
+    start, cpu, wall = time.perf_counter(), children_cpu(), time.time()
     # The batch's profilers write their ncu runs here at the end (a path already set is kept: a copy to look at later).
     runs_log = Path(os.environ.get("KERNEL_GRADER_PROFILER_LOG") or out.parent / "profiler-runs.json")
     env = {**os.environ, "KERNEL_GRADER_PROFILER_LOG": str(runs_log)}
@@ -91,6 +95,10 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
                 finished = False
         seconds = max(time.perf_counter() - start, 1e-9)
     cpu = children_cpu() - cpu
+    landed = [p.stat().st_mtime for p in (out / "results").glob("*.json")]
+    if landed:  # what the batch does after its last grading: the gradebook, the reports, shutting its workers down
+        print(f"batch: the last result was written after {max(landed) - wall:.1f} s; the batch ended "
+              f"{seconds - (max(landed) - wall):.1f} s later", flush=True)
     if finished and proc.returncode not in (0, 1):
         raise SystemExit(f"grade batch failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
     totals: dict[str, float] = {}

@@ -428,3 +428,27 @@ def test_copies_of_one_file_get_one_score_and_one_set_of_verdicts(tmp_path):
         doc = json.loads((out / "results" / f"{student}.json").read_text())
         verdicts = (doc["score"], tuple((t["name"], t["score"], t["status"]) for t in doc["tests"]), doc["extra_data"]["seeds"]["base"])
         assert seen.setdefault(original, verdicts) == verdicts, f"{student} differs from another copy of {original}.cu"
+
+
+def test_a_batch_closes_its_slots_at_once():
+    """Each slot's close waits for its processes (a GPU worker's exit, for its CUDA context to be torn
+    down): the slots' waits overlap instead of adding up."""
+    import threading
+
+    class Slot:
+        inside = 0
+        most = 0
+        lock = threading.Lock()
+
+        def close(self):
+            with Slot.lock:
+                Slot.inside += 1
+                Slot.most = max(Slot.most, Slot.inside)
+            time.sleep(0.3)
+            with Slot.lock:
+                Slot.inside -= 1
+
+    began = time.perf_counter()
+    batch._close_slots([Slot() for _ in range(6)])
+    assert Slot.most == 6 and time.perf_counter() - began < 1.2
+    batch._close_slots([])  # no warm slots: nothing to do

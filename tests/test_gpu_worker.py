@@ -152,3 +152,11 @@ def test_a_worker_that_dies_before_taking_a_job_leaves_it_to_an_ordinary_child(t
     monkeypatch.setattr(gpu_worker, "_alive", alive_then_killed)
     assert run_job(worker.folder, _job(tmp_path / "a", "job0", solution, [task]), backend="emu", timeout=30,
                    output_cap=4096) is None
+
+
+def test_kill_only_tells_the_worker_and_stop_waits_for_its_exit(worker):
+    proc = worker.proc
+    worker.kill()
+    assert worker.proc is proc  # still on record: stop() waits for it and forgets it
+    worker.stop()
+    assert proc.poll() is not None and worker.proc is None and not worker.running

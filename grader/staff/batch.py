@@ -580,10 +580,16 @@ class LocalExecutor:
                 wait(running, timeout=0.3)
             raise
         finally:
-            for server in servers:
-                if server is not None:
-                    server.close()
+            _close_slots([server for server in servers if server is not None])
         pool.shutdown(wait=True)
+
+
+def _close_slots(slots: Sequence["WarmSlot"]) -> None:
+    """Close every slot at once: each waits for its processes to exit, and a GPU worker's exit waits
+    for the driver to tear its CUDA context down, so one slot after another those waits added up."""
+    if slots:
+        with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="close-slot") as pool:
+            list(pool.map(lambda slot: slot.close(), slots))
 
 
 def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int) -> Brokers | None:
@@ -693,7 +699,10 @@ class WarmSlot:
             self.server.kill_children()
 
     def close(self) -> None:
-        """Stop the server, the GPU worker and everything they started."""
+        """Stop the server, the GPU workers and everything they started (the workers are all told first,
+        then waited for: their exits overlap)."""
+        for worker in self.gpu.values():
+            worker.kill()
         self.server.close()
         for worker in self.gpu.values():
             worker.stop()

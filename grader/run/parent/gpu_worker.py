@@ -99,8 +99,13 @@ class GpuWorker:
             return None
         return str(self.folder)
 
+    def kill(self) -> None:
+        """Kill the worker (and anything it started) without waiting for it to exit: stop() waits."""
+        if self.proc is not None:
+            _kill_group(self.proc.pid)
+
     def stop(self) -> None:
-        """Kill the worker (and anything it started)."""
+        """Kill the worker (and anything it started), and wait for it to exit."""
         if self.proc is None:
             return
         _kill_group(self.proc.pid)
