@@ -154,9 +154,12 @@ def test_a_worker_that_dies_before_taking_a_job_leaves_it_to_an_ordinary_child(t
                    output_cap=4096) is None
 
 
-def test_kill_only_tells_the_worker_and_stop_waits_for_its_exit(worker):
+def test_a_worker_stopped_without_waiting_is_killed_and_reaped_in_the_background(worker):
     proc = worker.proc
-    worker.kill()
-    assert worker.proc is proc  # still on record: stop() waits for it and forgets it
-    worker.stop()
-    assert proc.poll() is not None and worker.proc is None and not worker.running
+    began = time.perf_counter()
+    worker.stop(wait=False)
+    assert worker.proc is None and not worker.running and time.perf_counter() - began < 1.0
+    deadline = time.monotonic() + 10
+    while proc.returncode is None and time.monotonic() < deadline:  # the reaper's wait() sets it
+        time.sleep(0.02)
+    assert proc.returncode is not None and proc.returncode < 0  # killed, and reaped: no zombie left

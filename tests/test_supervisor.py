@@ -31,6 +31,17 @@ def _alive(pid: int) -> bool:
     return stat.exists() and stat.read_text().split()[2] != "Z"
 
 
+def _ended(pid: int, within: float = 10.0) -> bool:
+    """Whether the process has ended (or ends within `within` seconds: a cancelled child is killed at
+    once, and awaited in the background)."""
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def test_a_prestarted_child_takes_the_first_job(tmp_path):
     """The child starts (imports, device) before the module exists; the batch then runs in it, with
     its time limit counted from the job, not from the start."""
@@ -53,9 +64,14 @@ def test_a_prestarted_child_takes_the_first_job(tmp_path):
 def test_an_unused_prestarted_child_is_cancelled(tmp_path):
     runner = _runner(tmp_path)
     early = runner.prestart("emu", wait=30)
+    began = time.perf_counter()
     stage = runner.run([], backend="emu", prestarted=early)  # nothing to run after all
-    assert stage.results == {}
-    assert not _alive(early.child.proc.pid)
+    assert stage.results == {} and time.perf_counter() - began < 1.0  # killed, not waited for
+    assert _ended(early.child.proc.pid)
+    deadline = time.monotonic() + 10
+    while early.child.proc.returncode is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert early.child.proc.returncode is not None  # reaped in the background: no zombie left
 
 
 def test_a_prestarted_child_gives_up_when_no_job_comes(tmp_path):
@@ -78,7 +94,7 @@ def test_a_submission_that_does_not_compile_leaves_no_child_behind(tmp_path, mon
     bad.write_text('extern "C" __global__ void matmul_tiled(const float* A, const float* B, float* C, int N) { oops }\n')
     report = api.grade(LEVEL2, bad, backend="emu", seed=1)
     assert not next(t for t in report.tests if t.category == "compile").passed
-    assert started and not any(_alive(e.child.proc.pid) for e in started)
+    assert started and all(_ended(e.child.proc.pid) for e in started)
 
 
 def test_a_timeout_while_printing_megabytes_names_printf():

@@ -699,13 +699,11 @@ class WarmSlot:
             self.server.kill_children()
 
     def close(self) -> None:
-        """Stop the server, the GPU workers and everything they started (the workers are all told first,
-        then waited for: their exits overlap)."""
+        """Stop the server, the GPU workers and everything they started (the batch is over: the workers'
+        exits are awaited in the background, GpuWorker.stop)."""
         for worker in self.gpu.values():
-            worker.kill()
+            worker.stop(wait=False)
         self.server.close()
-        for worker in self.gpu.values():
-            worker.stop()
         kill_tagged(self.tag)
 
 

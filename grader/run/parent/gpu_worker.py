@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .sandbox import ChildRun, ResourceLimits, _limit_setter, python_argv
+from .sandbox import ChildRun, ResourceLimits, _limit_setter, python_argv, reap
 
 VARIABLE = "KERNEL_GRADER_GPU_WORKER"  # the folder of the slot's launch worker, in a grading's environment
 # The folder of the slot's second worker, for the hidden tests: they run beside the launches, whose
@@ -99,20 +99,20 @@ class GpuWorker:
             return None
         return str(self.folder)
 
-    def kill(self) -> None:
-        """Kill the worker (and anything it started) without waiting for it to exit: stop() waits."""
-        if self.proc is not None:
-            _kill_group(self.proc.pid)
-
-    def stop(self) -> None:
-        """Kill the worker (and anything it started), and wait for it to exit."""
+    def stop(self, wait: bool = True) -> None:
+        """Kill the worker (and anything it started), and wait for it to exit; or, with wait=False (the
+        batch is over), leave the wait to a background thread: its exit waits for the driver to tear its
+        CUDA context down, and a batch that waited for every worker's ended seconds after its last grading."""
         if self.proc is None:
             return
         _kill_group(self.proc.pid)
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+        if wait:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            reap(self.proc)
         self.proc = None
 
 

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Sequence
+from typing import IO, Any, Sequence
 
 KILL_GRACE_SECONDS = 2.0
 DEFAULT_OUTPUT_CAP = 64 * 1024
@@ -112,14 +112,27 @@ class StartedChild:
 
     def cancel(self) -> None:
         """Not needed after all (the submission did not compile): kill it at once. It has run nothing
-        of the student's, so there is nothing to let it finish."""
+        of the student's, so there is nothing to let it finish, and nothing of its output to read: its
+        exit is awaited in the background (reap). A GPU child's exit waits for the driver to tear its
+        CUDA context down, and a grading that waited for that was as much later."""
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-        self.proc.wait()
-        for reader in self.readers:
+        reap(self.proc, self.readers)
+
+
+def reap(proc: Any, readers: Sequence[Any] = ()) -> threading.Thread:
+    """Wait for a killed child (and its output readers) in a daemon thread, so that its end, however
+    slow, holds nobody up; the thread."""
+    def wait() -> None:
+        proc.wait()
+        for reader in readers:
             reader.join(KILL_GRACE_SECONDS)
+
+    thread = threading.Thread(target=wait, name=f"reap-{proc.pid}", daemon=True)
+    thread.start()
+    return thread
 
 
 def _forked(argv: Sequence[str], limits: ResourceLimits, env: dict[str, str] | None, cwd: str | None):
