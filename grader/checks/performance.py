@@ -14,7 +14,9 @@ NAME = "Performance"
 TASK_ID = "time"
 
 
-GPU_FREE = "gpu-free"  # the file the pipeline creates once nothing else runs on the GPU
+# The file the pipeline creates once nothing is left that could run beside a timed launch
+# (api._release_gpu_when_idle).
+GPU_FREE = "gpu-free"
 # Points come in steps (a quarter of them each), not in proportion to the measured speed: timing
 # noise of a few percent then changes no score unless it crosses a step's edge, and the same file
 # graded twice keeps its grade.
@@ -34,7 +36,8 @@ class PerformanceCheck:
 
     def plan(self, ctx: Context, conf: CheckSpec) -> Sequence[Task]:
         """One timing task, last in the child that ran the correctness launches (no second CUDA
-        start-up), after the pipeline says the GPU is free (ncu and the hidden tests done), and only if
+        start-up), after the pipeline says the GPU is free (the hidden tests done; ncu's launches each hold
+        a share of the GPU lock, so they wait for the timed ones), and only if
         every correctness launch succeeded. It times the submission and, in turns with it, the
         reference solution (and the vendor library): a ratio of two times taken together holds still
         where two separate windows would drift apart. The reference's outputs are zeroed after each of
