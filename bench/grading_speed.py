@@ -53,6 +53,10 @@ def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
     if landed:  # what the batch does after its last grading: the gradebook, the reports, shutting its workers down
         print(f"batch: the last result was written after {max(landed) - wall:.1f} s; the batch ended "
               f"{seconds - (max(landed) - wall):.1f} s later", flush=True)
+    if timeline.exists():  # seconds since grade batch began its work, and each step's own seconds
+        steps = json.loads(timeline.read_text())
+        print("batch timeline: " + ", ".join(f"{what} at {at:.1f} s (+{at - before:.1f})" for (what, at), (_, before)
+                                             in zip(steps, [("", steps[0][1])] + steps[:-1])), flush=True)
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
     timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
@@ -77,7 +81,8 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     start, cpu, wall = time.perf_counter(), children_cpu(), time.time()
     # The batch's profilers write their ncu runs here at the end (a path already set is kept: a copy to look at later).
     runs_log = Path(os.environ.get("KERNEL_GRADER_PROFILER_LOG") or out.parent / "profiler-runs.json")
-    env = {**os.environ, "KERNEL_GRADER_PROFILER_LOG": str(runs_log)}
+    timeline = out.parent / "batch-timeline.json"  # the batch's own steps after its last grading
+    env = {**os.environ, "KERNEL_GRADER_PROFILER_LOG": str(runs_log), "KERNEL_GRADER_BATCH_TIMELINE": str(timeline)}
     with CpuSampler() as sampler:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, start_new_session=True,
                                 env=env)
@@ -99,6 +104,10 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     if landed:  # what the batch does after its last grading: the gradebook, the reports, shutting its workers down
         print(f"batch: the last result was written after {max(landed) - wall:.1f} s; the batch ended "
               f"{seconds - (max(landed) - wall):.1f} s later", flush=True)
+    if timeline.exists():  # seconds since grade batch began its work, and each step's own seconds
+        steps = json.loads(timeline.read_text())
+        print("batch timeline: " + ", ".join(f"{what} at {at:.1f} s (+{at - before:.1f})" for (what, at), (_, before)
+                                             in zip(steps, [("", steps[0][1])] + steps[:-1])), flush=True)
     if finished and proc.returncode not in (0, 1):
         raise SystemExit(f"grade batch failed: {proc.stderr.read().decode(errors='replace')[-2000:]}")
     totals: dict[str, float] = {}

@@ -268,6 +268,22 @@ def test_unchanged_results_are_reused_and_changed_ones_regraded(tmp_path):
     assert (third.graded_now, third.skipped) == (2, 0)
 
 
+def test_the_batch_writes_its_timeline_where_the_diagnostic_says(tmp_path, monkeypatch):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "a.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    out = tmp_path / "out"
+    batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=1))  # not asked: none
+    assert not list(tmp_path.glob("*.json"))
+    timeline = tmp_path / "timeline.json"
+    monkeypatch.setenv(batch.TIMELINE_VARIABLE, str(timeline))
+    batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=1, regrade=True))
+    steps = json.loads(timeline.read_text())
+    # The emulator's batch has no profilers; every other step is on record, in order, in time order.
+    assert [what for what, _ in steps] == ["last grading", "slots closed", "executor", "gradebook", "reports"]
+    assert all(0 <= a[1] <= b[1] for a, b in zip(steps, steps[1:]))
+
+
 def test_a_second_batch_on_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -331,6 +331,7 @@ def visible_gpus() -> list[str]:
 PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
 PROFILER_LINGER_VARIABLE = "KERNEL_GRADER_PROFILER_LINGER"  # seconds a request waits for company (a diagnostic)
 PROFILER_LOG_VARIABLE = "KERNEL_GRADER_PROFILER_LOG"  # a file for the profilers' ncu runs, as JSON (a diagnostic)
+TIMELINE_VARIABLE = "KERNEL_GRADER_BATCH_TIMELINE"  # a file for the batch's own timeline, as JSON (a diagnostic)
 SERVER_DEATH_GRACE_S = 1.0  # how long a failed grading waits to see whether its slot's server died with it
 GPU_SLOT_THREADS = 4  # BLAS threads a GPU slot gets at least (plan_slots)
 
@@ -426,17 +427,31 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         # CPU-seconds to import) is imported meanwhile, while this process only waits on its children.
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
         executor.grade_all(context, todo, on_done)
+        context.mark("executor")
         rows, stale = read_rows(out, entries)
         csv_path = write_csv(out / CSV_NAME, rows)
         summary = summarize(rows, entries, exercise, stale)
         _write_text(out / "summary.txt", "\n".join(summary.lines()) + "\n")
         _write_text(out / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
+        context.mark("gradebook")
         _write_html_reports(out, exercise, entries, summary)
+        context.mark("reports")
+        write_timeline(context, started)
         return BatchResult(out, csv_path, summary, len(todo), done_before, executor.workers, time.perf_counter() - started,
                            executor.slots)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         lock.close()
+
+
+def write_timeline(ctx: "BatchContext", started: float) -> None:
+    """The batch's timeline, as JSON, to $KERNEL_GRADER_BATCH_TIMELINE if set (a diagnostic:
+    bench/grading_speed.py prints it): [what ended, seconds since the batch started] in order, from
+    the last grading's end to the pages. A file that cannot be written costs only the record."""
+    log = os.environ.get(TIMELINE_VARIABLE, "").strip()
+    if log:
+        with contextlib.suppress(OSError):
+            Path(log).write_text(json.dumps([[what, round(at - started, 3)] for what, at in ctx.marks]) + "\n")
 
 
 def _import_report_modules() -> None:
@@ -471,6 +486,13 @@ class BatchContext:
     key: str
     scratch: Path
     tag_root: str
+    # What ended when (perf_counter seconds), in order: the batch's own timeline after its gradings
+    # (closing its slots, stopping its profilers, the gradebook, the pages), for TIMELINE_VARIABLE.
+    marks: list[tuple[str, float]] = field(default_factory=list, compare=False)
+
+    def mark(self, what: str) -> None:
+        """Note that `what` has just ended."""
+        self.marks.append((what, time.perf_counter()))
 
 
 OnDone = Callable[[Outcome], None]
@@ -536,6 +558,7 @@ class LocalExecutor:
             if brokers is not None:
                 # Every grading is over (or interrupted): a group still in flight has nobody to answer.
                 brokers.stop(kill=lambda: kill_tagged(_profiler_tag(ctx), prefix=True))
+                ctx.mark("profilers stopped")
                 write_profiler_log(brokers)
 
     def _grade_all(self, ctx: BatchContext, todo: Sequence[Entry], on_done: OnDone | None, brokers: Brokers | None) -> None:
@@ -568,6 +591,7 @@ class LocalExecutor:
                     outcome = f.result()
                     if outcome and on_done:
                         on_done(outcome)
+            ctx.mark("last grading")
         except BaseException:
             stop.set()
             for f in futures:
@@ -581,6 +605,7 @@ class LocalExecutor:
             raise
         finally:
             _close_slots([server for server in servers if server is not None])
+            ctx.mark("slots closed")
         pool.shutdown(wait=True)
 
 
