@@ -44,19 +44,11 @@ def children_cpu() -> float:
 
 
 def grade_one(path: Path, backend: str, out: Path) -> tuple[float, dict]:
-    start, cpu, wall = time.perf_counter(), children_cpu(), time.time()
+    start, cpu = time.perf_counter(), children_cpu()
     subprocess.run([sys.executable, "-m", "grader", str(EXERCISE), str(path), "--backend", backend, "--seed", "1",
                     "--json", str(out), "--quiet"], check=True, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - start
     cpu = children_cpu() - cpu
-    landed = [p.stat().st_mtime for p in (out / "results").glob("*.json")]
-    if landed:  # what the batch does after its last grading: the gradebook, the reports, shutting its workers down
-        print(f"batch: the last result was written after {max(landed) - wall:.1f} s; the batch ended "
-              f"{seconds - (max(landed) - wall):.1f} s later", flush=True)
-    if timeline.exists():  # seconds since grade batch began its work, and each step's own seconds
-        steps = json.loads(timeline.read_text())
-        print("batch timeline: " + ", ".join(f"{what} at {at:.1f} s (+{at - before:.1f})" for (what, at), (_, before)
-                                             in zip(steps, [("", steps[0][1])] + steps[:-1])), flush=True)
     doc = json.loads(out.read_text())
     failed = sorted({t["tags"][0] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated")})
     timeline = ", ".join(f"{s['name']} {s['start']:.1f}+{s['seconds']:.1f}" for s in doc["extra_data"].get("stages", []))
