@@ -610,8 +610,8 @@ class LocalExecutor:
 
 
 def _close_slots(slots: Sequence["WarmSlot"]) -> None:
-    """Close every slot at once: each waits for its processes to exit, and a GPU worker's exit waits
-    for the driver to tear its CUDA context down, so one slot after another those waits added up."""
+    """Close every slot at once: each kills its GPU workers, stops its fork server (waiting for it) and
+    looks through /proc for anything left of its own; one slot after another, those waits add up."""
     if slots:
         with ThreadPoolExecutor(max_workers=len(slots), thread_name_prefix="close-slot") as pool:
             list(pool.map(lambda slot: slot.close(), slots))
