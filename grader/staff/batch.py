@@ -448,10 +448,16 @@ def write_timeline(ctx: "BatchContext", started: float) -> None:
     """The batch's timeline, as JSON, to $KERNEL_GRADER_BATCH_TIMELINE if set (a diagnostic:
     bench/grading_speed.py prints it): [what ended, seconds since the batch started] in order, from
     the last grading's end to the pages. A file that cannot be written costs only the record."""
-    log = os.environ.get(TIMELINE_VARIABLE, "").strip()
+    _write_diagnostic(TIMELINE_VARIABLE, [[what, round(at - started, 3)] for what, at in ctx.marks])
+
+
+def _write_diagnostic(variable: str, record: Any) -> None:
+    """`record` as JSON to the file the environment variable names, if it names one; a file that
+    cannot be written costs only the record."""
+    log = os.environ.get(variable, "").strip()
     if log:
         with contextlib.suppress(OSError):
-            Path(log).write_text(json.dumps([[what, round(at - started, 3)] for what, at in ctx.marks]) + "\n")
+            Path(log).write_text(json.dumps(record) + "\n")
 
 
 def _import_report_modules() -> None:
@@ -643,10 +649,7 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
 def write_profiler_log(brokers: Brokers) -> None:
     """The profilers' record of their ncu runs, as JSON, to $KERNEL_GRADER_PROFILER_LOG if set (a
     diagnostic: bench/grading_speed.py reads it). A file that cannot be written costs only the record."""
-    log = os.environ.get(PROFILER_LOG_VARIABLE, "").strip()
-    if log:
-        with contextlib.suppress(OSError):
-            Path(log).write_text(json.dumps(brokers.runs()) + "\n")
+    _write_diagnostic(PROFILER_LOG_VARIABLE, brokers.runs())
 
 
 def _profiler_tag(ctx: BatchContext) -> str:
