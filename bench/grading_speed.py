@@ -184,7 +184,7 @@ def _run_parts(runs: list[dict]) -> list[str]:
     """Where a group's ncu run spends its time, medians over the runs (seconds from the run's start)."""
     if not runs:
         return []
-    med = lambda values: statistics.median(values)  # noqa: E731
+    med = statistics.median
     first = [r["launches"][0][0] for r in runs]
     each = [(l[1] - l[0], l[2]) for r in runs for l in r["launches"]]
     last = [r["end"] - r["start"] - r["launches"][-1][1] for r in runs]
