@@ -96,7 +96,8 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     if backend not in BACKENDS:
         resolve_backend(backend)  # the usage error, before anything starts
     answer = ask_for_gpu(backend)
-    tmp = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
+    # Absolute: the children run in folders of their own, where a relative path names nothing.
+    tmp = Path(workdir).absolute() if workdir else Path(tempfile.mkdtemp(prefix="kernel-grader-"))
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         return _grade(exercise, Path(submission), backend, answer, seed, tmp, started)

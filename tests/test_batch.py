@@ -5,6 +5,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -224,6 +225,26 @@ def test_small_batch_statuses_and_timeout_row(tmp_path):
     assert "6 s limit" in hang["tests"][0]["output"]
     assert (out / "summary.txt").read_text().startswith("4 submissions")
     assert tagged_processes(batch_tag(out)) == []
+
+
+def test_relative_paths_as_the_help_shows_them(tmp_path):
+    """`grade batch exercises/level2 subs --out grades/level2`, every path relative to the folder the
+    command runs in: the children run in folders of their own and must still find everything."""
+    for folder in ("exercises", "reference"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "alice.cu").write_bytes(SOLUTION.read_bytes())
+    (subs / "bob.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    proc = subprocess.run([sys.executable, "-m", "grader", "batch", "exercises/level2", "subs", "--out", "grades/level2",
+                           "--backend", "emu", "--workers", "2"], capture_output=True, text=True, timeout=400, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    rows = {r[0]: r for r in read_csv(tmp_path / "grades" / "level2" / "grades.csv")[2:]}
+    header = read_csv(tmp_path / "grades" / "level2" / "grades.csv")[0]
+    status = header.index("status")
+    assert {k: r[status] for k, r in rows.items()} == {"alice": "graded", "bob": "compile-error"}
+    assert float(rows["alice"][1]) == 100  # the reference: full marks, scaled over what the emulator runs
 
 
 def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):

@@ -393,8 +393,10 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
     A KeyboardInterrupt stops the children in flight (their students are graded on the next run).
     """
     started = time.perf_counter()
-    exercise = exercise_module.load(Path(exercise_dir))
-    out = Path(out)
+    # Absolute from here on: the children and the warm servers that fork them run in folders of their
+    # own, where a path relative to the caller's folder (`--out grades/level2`) names nothing.
+    exercise = exercise_module.load(Path(exercise_dir).absolute())
+    out = Path(out).absolute()
     out.mkdir(parents=True, exist_ok=True)
     (out / RESULTS).mkdir(exist_ok=True)
     lock = _lock(out)
@@ -404,7 +406,7 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         shutil.rmtree(stale, ignore_errors=True)
     scratch = Path(tempfile.mkdtemp(prefix=".scratch-", dir=out))
     try:
-        entries = collect(Path(submissions), scratch)
+        entries = collect(Path(submissions).absolute(), scratch)
         if executor is None:
             executor = ray_executor(options) if options.ray is not None else local_executor(options)
         backend = executor.backend

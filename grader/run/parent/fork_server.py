@@ -135,7 +135,7 @@ def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str
     sent = (devnull, out_w, err_w, status_w)
     try:
         request = {"op": "spawn", "module": module, "args": list(argv[3:]), "env": dict(env),
-                   "cwd": cwd or os.getcwd(), "limits": asdict(limits)}
+                   "cwd": os.path.abspath(cwd or os.curdir), "limits": asdict(limits)}
         try:
             if module != "grader.compile":
                 raise OSError("not a compile")
