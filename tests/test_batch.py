@@ -301,7 +301,7 @@ def test_the_batch_writes_its_timeline_where_the_diagnostic_says(tmp_path, monke
     batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=1, regrade=True))
     steps = json.loads(timeline.read_text())
     # The emulator's batch has no profilers; every other step is on record, in order, in time order.
-    assert [what for what, _ in steps] == ["last grading", "slots closed", "executor", "gradebook", "reports"]
+    assert [what for what, _ in steps] == ["last grading", "slots closed", "executor", "gradebook", "pages", "reports"]
     assert all(0 <= a[1] <= b[1] for a, b in zip(steps, steps[1:]))
 
 

@@ -106,3 +106,31 @@ def test_a_missing_results_file_is_listed_not_fatal(tmp_path: Path):
     ghost = batch.Entry("ghost", "ghost.cu", None, problem="No .cu file was submitted")
     html = class_page.write_reports(out, exercise, [*entries, ghost], summary).read_text()
     assert re.search(r'<span class="student">ghost</span></td><td class="file">ghost.cu</td><td>grader-error</td>', html)
+
+
+def test_the_page_stream_writes_pages_that_write_reports_then_keeps(tmp_path):
+    """Pages drawn while the batch grades (grader.report.page_stream) are the pages write_reports
+    would draw: it finds them fresh and leaves them. A student the stream failed (no results file
+    yet) gets a page at the end all the same."""
+    from grader.report.page_stream import PageStream
+
+    out, exercise, entries, summary = _batch(tmp_path, {"ann": _doc(40, True), "bo": _doc(30, False)},
+                                             {"ann": SOLUTION, "bo": OTHER})
+    late = out / "results" / "bo.json"
+    kept = late.read_text()
+    late.unlink()
+    stream = PageStream(out)
+    for entry in entries:
+        stream.submit(entry)
+    stream.close(timeout=60)
+    ann = out / class_page.REPORTS / "ann.html"
+    assert ann.is_file() and not (out / class_page.REPORTS / "bo.html").exists()
+    streamed = ann.read_text()
+    written = ann.stat().st_mtime_ns
+    late.write_text(kept)
+    class_page.write_reports(out, exercise, entries, summary)
+    assert ann.stat().st_mtime_ns == written  # fresh: not drawn twice
+    assert "write-after-read race" in (out / class_page.REPORTS / "bo.html").read_text()
+    (out / class_page.REPORTS / "ann.html").unlink()
+    class_page.write_reports(out, exercise, entries, summary)
+    assert (out / class_page.REPORTS / "ann.html").read_text() == streamed  # the same page either way

@@ -96,11 +96,9 @@ def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any
         source, problem = _source(entry, python=getattr(exercise, "kind", "cuda") == "python")
         if source is not None:
             sources[entry.student] = source
-        page = folder / f"{entry.student}.html"
         href = f"{REPORTS}/{entry.student}.html"
         try:
-            if not _fresh(page, results_path, entry.source):
-                write_page(page_html(doc, source, source_problem=problem, back=f"../{CLASS_PAGE}"), page)
+            _write_student_page(out, entry, doc, source, problem)
         except Exception as exc:  # noqa: BLE001 - one page the report writer could not build must not stop the others
             notes.append(f"the page of {entry.student} could not be built ({type(exc).__name__}: {one_line(exc, 200)})")
             href = None
@@ -111,6 +109,22 @@ def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any
         students.append(Student(entry.student, one_line(entry.origin), one_line(status), float(doc.get("score", 0)), href, failed))
     page = build(exercise, students, documents, sources, summary, notes)
     return write_page(render("class.html.j2", page=page, title=f"{page.exercise}: class report"), out / CLASS_PAGE)
+
+
+def write_student_page(out: Path, entry: Any, python: bool = False) -> None:
+    """reports/<student>.html from results/<student>.json and the submission, unless the page is
+    already newer than both. The batch calls it as each result lands (grader.report.page_stream), so
+    that write_reports, after the last grading, finds those pages fresh and writes only the rest.
+    Raises what went wrong (write_reports, which tries again, records it on the class page)."""
+    doc = json.loads((Path(out) / "results" / f"{entry.student}.json").read_text(encoding="utf-8"))
+    source, problem = _source(entry, python=python)
+    _write_student_page(Path(out), entry, doc, source, problem)
+
+
+def _write_student_page(out: Path, entry: Any, doc: Mapping[str, Any], source: str | None, problem: str) -> None:
+    page = out / REPORTS / f"{entry.student}.html"
+    if not _fresh(page, out / "results" / f"{entry.student}.json", entry.source):
+        write_page(page_html(doc, source, source_problem=problem, back=f"../{CLASS_PAGE}"), page)
 
 
 def build(exercise: Any, students: Sequence[Student], documents: Mapping[str, Mapping[str, Any]],

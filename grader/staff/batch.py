@@ -55,6 +55,7 @@ from ..run.parent.gpu_worker import VARIABLE as GPU_WORKER_VARIABLE
 from ..run.parent.gpu_worker import GpuWorker
 from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from ..notebook import graded_source
+from ..report.page_stream import PageStream
 from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
 from ..tools import find_tools
@@ -328,6 +329,7 @@ def visible_gpus() -> list[str]:
     return ["0"]  # CuPy saw a GPU but nvidia-smi cannot count them: use device 0 only
 
 
+PAGE_STREAM_WAIT = 60.0  # seconds the gradebook waits for pages still being drawn; write_reports draws the rest
 PROFILER_LANES_VARIABLE = "KERNEL_GRADER_PROFILER_LANES"  # ncu children in flight per kind of GPU (a diagnostic)
 PROFILER_LINGER_VARIABLE = "KERNEL_GRADER_PROFILER_LINGER"  # seconds a request waits for company (a diagnostic)
 PROFILER_LOG_VARIABLE = "KERNEL_GRADER_PROFILER_LOG"  # a file for the profilers' ncu runs, as JSON (a diagnostic)
@@ -428,7 +430,20 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         # The pages are drawn after the last grading, on one core; their plotting library (about 0.6
         # CPU-seconds to import) is imported meanwhile, while this process only waits on its children.
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
-        executor.grade_all(context, todo, on_done)
+        pages = PageStream(out, python=exercise.kind == "python")  # each student's page as their result lands
+        by_student = {entry.student: entry for entry in todo}
+
+        def done(outcome: Outcome) -> None:
+            if on_done:
+                on_done(outcome)
+            if not outcome.skipped and outcome.student in by_student:
+                pages.submit(by_student[outcome.student])
+
+        try:
+            executor.grade_all(context, todo, done)
+        except BaseException:
+            pages.close(timeout=0)
+            raise
         context.mark("executor")
         rows, stale = read_rows(out, entries)
         csv_path = write_csv(out / CSV_NAME, rows)
@@ -436,6 +451,8 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         _write_text(out / "summary.txt", "\n".join(summary.lines()) + "\n")
         _write_text(out / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
         context.mark("gradebook")
+        pages.close(timeout=PAGE_STREAM_WAIT)
+        context.mark("pages")
         _write_html_reports(out, exercise, entries, summary)
         context.mark("reports")
         write_timeline(context, started)
