@@ -427,8 +427,8 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         if on_start:
             on_start(len(todo), done_before)
         context = BatchContext(exercise, out, backend, timeout, options.seed, key, scratch, tag_root)
-        # The pages are drawn after the last grading, on one core; their plotting library (about 0.6
-        # CPU-seconds to import) is imported meanwhile, while this process only waits on its children.
+        # The class page is drawn after the last grading; its plotting library (about 0.6 CPU-seconds
+        # to import) is imported meanwhile, while this process only waits on its children.
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
         pages = PageStream(out, python=exercise.kind == "python")  # each student's page as their result lands
         by_student = {entry.student: entry for entry in todo}
