@@ -107,6 +107,29 @@ def test_a_timeout_while_printing_megabytes_names_printf():
     assert "the kernel hangs?" in _timeout_text(60, quiet) and "printf" not in _timeout_text(60, quiet)
 
 
+def test_a_launch_stopped_at_its_budget_while_printing_megabytes_names_printf():
+    """The child stops a launch at a multiple of the reference's time and guesses a hang; a child that
+    printed megabytes meanwhile was slowed by its printf, and the parent, which counted the bytes, says so."""
+    from grader.run.child.launch_budget import Budget
+    from grader.backends.base import LaunchOutcome
+    from grader.run.parent.sandbox import ChildRun
+    from grader.run.parent.supervisor import _printing_explained
+    from grader.run.tasks import TaskResult
+
+    budget = Budget(1000, seconds=2.0, basis="its time limit at this size", detail="stopped after 2.0 s")
+    error = budget.explain(LaunchOutcome(error="stopped", fatal=True, findings={"status": "time-limit"})).error
+    assert error.endswith("an endless loop?")
+    done = {"correctness:N=1000": TaskResult("correctness:N=1000", "timeout", error, ({"error": error, "seed": 1},)),
+            "correctness:N=1": TaskResult("correctness:N=1", "ok", "", ({"error": None, "seed": 1},))}
+    flood = ChildRun(1, False, 3.0, "x" * 100, "", stdout_bytes=2_500_000, stderr_bytes=0)
+    quiet = ChildRun(1, False, 3.0, "", "", stdout_bytes=10, stderr_bytes=0)
+    told = _printing_explained(done, flood)["correctness:N=1000"]
+    assert "stopped after 2.0 s" in told.launches[0]["error"] and "endless loop" not in told.launches[0]["error"]
+    assert "while printing 2.5 MB" in told.launches[0]["error"] and "remove the printf calls" in told.message
+    assert _printing_explained(done, flood)["correctness:N=1"] == done["correctness:N=1"]
+    assert _printing_explained(done, quiet) == done
+
+
 def test_a_late_stage_gets_what_is_left_of_the_grading_time():
     from grader.checks.base import Context
     from grader.tools import Tools

@@ -12,6 +12,9 @@ from typing import Any, Mapping
 # A runner child exits with this after reporting a launch that left the device unusable (a trap, an
 # illegal address): the parent starts a fresh child for the tasks it did not reach.
 EXIT_FATAL = 3
+# How the message of a launch stopped at its budget ends (grader.run.child.launch_budget); the parent,
+# which sees how much the child printed, may put a likelier cause in its place (a printf flood).
+HANG_GUESS = ": an endless loop?"
 # A task's modules as messages name them.
 MODULE_NAMES = {"submission": "submission", "reference": "reference solution", "baseline": "library baseline"}
 

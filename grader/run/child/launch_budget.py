@@ -33,6 +33,7 @@ import numpy as np
 from ... import __version__
 from ...backends.base import LaunchOutcome
 from ...spec import Spec
+from ..tasks import HANG_GUESS
 
 STEP_SLACK = 50
 STEP_FLOOR = 1_000
@@ -56,8 +57,7 @@ class Budget:
         """The launch's outcome, its error worded by this budget when the budget is what stopped it."""
         status = outcome.findings.get("status") if outcome.findings else None
         if status in ("step-limit", "time-limit") and self.basis:
-            return dataclasses.replace(outcome, error=f"the kernel did not finish within {self.basis} ({self.detail}): "
-                                                      "an endless loop?")
+            return dataclasses.replace(outcome, error=f"the kernel did not finish within {self.basis} ({self.detail}){HANG_GUESS}")
         return outcome
 
 

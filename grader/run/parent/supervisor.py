@@ -5,6 +5,7 @@ is restarted for the tasks it did not reach, so one bad launch never hides the r
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -18,7 +19,7 @@ from . import gpu_worker
 from .sandbox import ChildRun, ResourceLimits, StartedChild, python_argv, run_child, start_child
 from ...spec import Limits
 from .stage_clock import StageClock
-from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
+from ..tasks import EXIT_FATAL, HANG_GUESS, Task, TaskResult, skipped_for, unmet_requirements
 
 MAX_RESTARTS = 6
 STDERR_TAIL = 1500
@@ -183,6 +184,8 @@ class TaskSupervisor:
                                   output_cap=self.limits.output_bytes, cwd=str(self.workdir), stop=stop)
             children.append(child)
             done = read_results(results_path)
+            if backend == "gpu":
+                done = _printing_explained(done, child)
             self._record(name, spawned, done)
             results.update(done)
             remaining = [t for t in remaining if t.id not in done]
@@ -262,9 +265,30 @@ def _timeout_text(budget: float, child: ChildRun) -> str:
     launch of 1,000 x 1,000 threads printing a line each ran past 30 s, whatever the printf buffer
     size; bench/printf_fifo.py)."""
     if child.stdout_bytes > PRINT_FLOOD_BYTES:
-        return (f"did not finish within the {budget:.0f} s time limit while printing {child.stdout_bytes / 1e6:,.1f} MB: "
-                "printf from every thread is slow on a GPU, where each line is written out; remove the printf calls")
+        return f"did not finish within the {budget:.0f} s time limit{_printing(child)}"
     return f"did not finish within the {budget:.0f} s time limit (the kernel hangs?)"
+
+
+def _printing(child: ChildRun) -> str:
+    return (f" while printing {child.stdout_bytes / 1e6:,.1f} MB: printf from every thread is slow on a GPU, where "
+            "each line is written out; remove the printf calls")
+
+
+def _printing_explained(done: Mapping[str, TaskResult], child: ChildRun) -> dict[str, TaskResult]:
+    """The child's results, where it stopped a launch at its time budget (grader.run.child.launch_budget)
+    after printing megabytes, worded as _timeout_text words a flood: the printing is the likelier
+    cause than the hang the child guessed."""
+    if child.stdout_bytes <= PRINT_FLOOD_BYTES:
+        return dict(done)
+
+    def reworded(text: str) -> str:
+        return text[: -len(HANG_GUESS)] + _printing(child) if text.endswith(HANG_GUESS) else text
+
+    return {task_id: result if result.status != "timeout" else dataclasses.replace(
+                result, message=reworded(result.message),
+                launches=tuple({**l, "error": reworded(l["error"])} if isinstance(l.get("error"), str) else l
+                               for l in result.launches))
+            for task_id, result in done.items()}
 
 
 def runner_argv(wrapper: Sequence[str], stem: Path, *extra: str) -> list[str]:
