@@ -180,6 +180,23 @@ def failed_task_text(result: TaskResult | None, sizes: Mapping[str, int]) -> str
     return None
 
 
+def unfinished_task_text(result: TaskResult | None, sizes: Mapping[str, int]) -> str | None:
+    """A message when a task's launches never completed: it timed out (the kernel did not finish), or
+    was skipped (an earlier launch in its child hung, or it was no longer needed). A check cannot judge
+    what did not run; it says so rather than report what it would have found. None otherwise
+    (a crash or a lost task is failed_task_text's)."""
+    if result is not None and result.status in ("timeout", "skipped"):
+        return f"{sizes_text(sizes)}: {result.message}"
+    return None
+
+
+def not_graded(name: str, conf: CheckSpec, unfinished: str, judged: str, extra: Mapping[str, Any] | None = None) -> TestResult:
+    """The gated failure of a check whose own launch never completed (unfinished_task_text)."""
+    return verdict(name, conf, False, f"Not graded: the launch this check needs did not complete ({unfinished}); "
+                                      f"{judged} can only be judged on launches that complete.",
+                   extra={**(extra or {}), "gated": True})
+
+
 def _done(value: Any) -> Future:
     future: Future = Future()
     future.set_result(value)

@@ -7,7 +7,7 @@ from typing import Sequence
 from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import Task
-from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .base import Context, failed_task_text, gate, not_graded, sizes_text, unfinished_task_text, verdict
 from .by_line import memory_findings
 from .findings import bullet, emu_findings_task, memory_messages, sanitizer_messages, start_sanitizers, unfinished_verdict
 
@@ -45,6 +45,10 @@ class MemorySafetyCheck:
         stopped = unfinished_verdict(ctx, NAME, conf, small, "memory safety")
         if stopped:
             return [stopped]
+        canary = ctx.planned.get("memory:canary")
+        unfinished = canary and unfinished_task_text(ctx.results.get(canary.id), canary.sizes)
+        if unfinished:
+            return [not_graded(NAME, conf, unfinished, "memory safety")]
         return [verdict(NAME, conf, True, "No out-of-bounds access, no write outside the outputs, no read of unwritten shared memory.")]
 
 
@@ -55,7 +59,7 @@ def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
         result = ctx.results.get(task_id)
         if task.kind != "run" or result is None:
             continue
-        if task_id == "memory:canary":
+        if task_id == "memory:canary" and not unfinished_task_text(result, task.sizes):  # that is judge()'s
             lost = failed_task_text(result, task.sizes)
             if lost:
                 out.append(lost)

@@ -7,7 +7,7 @@ from typing import Sequence
 from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import Task
-from .base import Context, failed_task_text, gate, sizes_text, verdict
+from .base import Context, failed_task_text, gate, not_graded, sizes_text, unfinished_task_text, verdict
 from .by_line import launch_per_line, race_findings
 from .findings import (bullet, emu_findings_task, emu_problems, gpu_stands_in, memory_messages, race_messages,
                        sanitizer_messages, start_sanitizers, unfinished_verdict)
@@ -49,6 +49,8 @@ class RaceCheck:
         stopped = unfinished_verdict(ctx, NAME, conf, small, "races", extra)
         if stopped:
             return [stopped]
+        if extra.get("unfinished"):
+            return [not_graded(NAME, conf, extra.pop("unfinished"), "races", extra)]
         how = []
         if ctx.backend == "gpu" and extra.get("distinct_results") == 1:
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} gave bitwise-identical results")
@@ -84,6 +86,10 @@ def _repeat_problems(ctx: Context, conf: CheckSpec, extra: dict) -> list[str]:
         # The kernel broke the process (a fault): a memory-safety or correctness verdict, graded
         # there; it says nothing of races. The hazard checks below still judge those.
         extra["launch_error"] = result.message[:300]
+        return []
+    unfinished = unfinished_task_text(result, conf.size)
+    if unfinished:  # the repeated launches never completed: they say nothing of races either way
+        extra["unfinished"] = unfinished
         return []
     lost = failed_task_text(result, conf.size)
     if lost:
