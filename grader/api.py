@@ -33,6 +33,7 @@ from .run.parent.device_probe import GpuInfo, probe
 from .errors import UsageError
 from .exercise import Exercise
 from .results import NotRun, Report, TestResult
+from .run.parent.sandbox import TAG_VARIABLE, kill_tagged
 from .run.parent.sandbox import python_argv, run_child
 from .spec import CATEGORIES, Spec
 from .run.tasks import TaskResult
@@ -102,6 +103,11 @@ def grade(exercise_dir: Path, submission: Path, *, backend: str = "auto", seed: 
     try:
         return _grade(exercise, Path(submission), backend, answer, seed, tmp, started)
     finally:
+        if TAG_VARIABLE not in os.environ:
+            # Nothing this grading started outlives it: a stage abandoned mid-run, a prestarted child
+            # never used, or all of them when the grading is interrupted (Ctrl-C, a `kill`). Under a
+            # batch the tag is the batch's, and the batch does this for the whole child.
+            kill_tagged(grading_tag(tmp))
         if not keep_workdir and not workdir:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -463,9 +469,17 @@ def not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResul
     return tests, skipped
 
 
+def grading_tag(tmp: Path) -> str:
+    """The tag (grader.run.parent.isolated.TAG_VARIABLE) every child of the grading in `tmp` carries."""
+    return "grading-" + hashlib.sha256(str(tmp).encode()).hexdigest()[:16]
+
+
 def child_env(tmp: Path) -> dict[str, str]:
+    """The environment of the grading's children: its scratch folder, this grader first on the path,
+    a share of the cores for BLAS, and a tag that finds them all (a batch's own tag, if it set one)."""
     env = dict(os.environ)
     env.update({"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": str(tmp)})
+    env.setdefault(TAG_VARIABLE, grading_tag(tmp))
     # Unless a batch (or the user) has already set it: a share of the cores for each child's BLAS.
     env.update(math_threads.limits(math_threads.usable_cores() // math_threads.SIDE_BY_SIDE))
     src_root = str(Path(__file__).resolve().parent.parent)

@@ -47,3 +47,52 @@ def test_bad_spec_exits_2_naming_the_file(tmp_path, root):
 def test_module_entry_point_runs(root):
     proc = subprocess.run([sys.executable, "-m", "grader", "--help"], capture_output=True, text=True, cwd=root)
     assert proc.returncode == 0 and "Usage" in proc.stdout
+
+
+def _left_in(folder) -> list[int]:
+    """Processes whose scratch folder ($TMPDIR, set for every child of a grading) lies in `folder`."""
+    import os
+    from pathlib import Path
+
+    needle = f"TMPDIR={folder}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                if any(item.startswith(needle) for item in (entry / "environ").read_bytes().split(b"\0")):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_killed_grading_takes_its_children_with_it(root, tmp_path):
+    """`kill` (SIGTERM) of `grade` mid-grading ends it as Ctrl-C does, and nothing it started runs on
+    (the children run in sessions of their own, out of reach of the signal)."""
+    import os
+    import signal
+    import time
+
+    slow = (root / "tests" / "data" / "slow_kernels" / "level2_thirty_phases.cu").read_text()
+    source = tmp_path / "slow.cu"
+    source.write_text(slow.replace("#define PASSES 30", "#define PASSES 60", 1))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    proc = subprocess.Popen([sys.executable, "-m", "grader", str(root / "exercises" / "level2"), str(source), "--backend", "emu"],
+                            cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while len([p for p in _left_in(scratch) if p != proc.pid]) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len([p for p in _left_in(scratch) if p != proc.pid]) >= 2, "the grading started no children"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and "interrupted" in err
+    deadline = time.monotonic() + 5
+    while _left_in(scratch) and time.monotonic() < deadline:  # SIGKILLed: gone as soon as they are reaped
+        time.sleep(0.1)
+    assert _left_in(scratch) == []

@@ -6,16 +6,14 @@ main `grade` group by register().
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import threading
 import zipfile
 from pathlib import Path
 
 import click
 
 from .. import api
-from .guard import guard
+from .guard import guard, sigterm_as_interrupt
 
 
 def register(group: click.Group) -> None:
@@ -112,7 +110,7 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
             elif not quiet:  # a log file, not a terminal: one line per student instead of a bar
                 click.echo(f"  {outcome.student}: {outcome.status}, {outcome.score:g} points ({outcome.seconds:.0f} s)", err=True)
 
-        with _sigterm_as_interrupt():
+        with sigterm_as_interrupt():  # a `kill` of the batch stops its children and keeps finished results
             try:
                 result = batch.run_batch(exercise_dir, submissions, out, options, on_start=on_start, on_done=on_done)
             except KeyboardInterrupt:
@@ -133,20 +131,6 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
         click.echo(f"report:    {result.out / 'report.html'} (each student's page in {result.out / 'reports'}/)")
 
     guard(work)
-
-
-class _sigterm_as_interrupt:
-    """A `kill` of the batch stops its children and keeps finished results, like Ctrl-C does."""
-
-    def __enter__(self):
-        self.previous = None
-        if threading.current_thread() is threading.main_thread():
-            self.previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGTERM, self.previous)
 
 
 @click.command("gradescope")

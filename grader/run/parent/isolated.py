@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -21,11 +20,10 @@ import jsonschema
 
 from ...exercise import Exercise
 from ...results import validate
-from .sandbox import run_child
+from .sandbox import TAG_VARIABLE, kill_tagged, run_child  # noqa: F401 - both are imported from here too
 from ...ungraded import ungraded_document
 
 STATUSES = ("graded", "compile-error", "timeout", "grader-error")
-TAG_VARIABLE = "KERNEL_GRADER_TAG"  # inherited by every process a child starts, so leftovers can be found
 _DEVICES = {"gpu": "GPU", "emu": "CPU emulator"}
 
 
@@ -92,32 +90,6 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
                                                         submission=name, sha256=sha, seconds=seconds), seconds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def kill_tagged(tag: str, *, prefix: bool = False) -> int:
-    """SIGKILL every process of this user whose environment carries the tag (Linux /proc); how many."""
-    needle = f"{TAG_VARIABLE}={tag}".encode()
-    killed = 0
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return 0
-    me = os.getpid()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-        except OSError:
-            continue
-        for item in environ.split(b"\0"):
-            if item == needle or (prefix and item.startswith(needle)):
-                try:
-                    os.kill(int(entry.name), signal.SIGKILL)
-                    killed += 1
-                except OSError:
-                    pass
-                break
-    return killed
 
 
 def _read_document(path: Path) -> tuple[dict[str, Any] | None, str]:

@@ -3,6 +3,10 @@
 Every stage that touches student code (compile, launches, profilers, sanitizers) goes through
 run_child(). Whatever the child does (hang, crash, flood stdout, exhaust memory), the parent gets
 a ChildRun value back within the time limit plus a small margin.
+
+Every child carries a tag in its environment (TAG_VARIABLE: its grading's, or its batch's), which
+whatever it starts inherits; kill_tagged() ends all of them when the grading or the batch is over
+or interrupted, so that nothing a student's code started outlives its grading.
 """
 from __future__ import annotations
 
@@ -13,10 +17,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, Sequence
 
 KILL_GRACE_SECONDS = 2.0
 DEFAULT_OUTPUT_CAP = 64 * 1024
+TAG_VARIABLE = "KERNEL_GRADER_TAG"  # inherited by every process a child starts, so leftovers can be found
 
 
 @dataclass(frozen=True)
@@ -219,3 +225,29 @@ class _CappedReader:
         if self.total > self.cap:
             text += f"\n[... {self.total - self.cap:,} more bytes of output not kept]"
         return text
+
+
+def kill_tagged(tag: str, *, prefix: bool = False) -> int:
+    """SIGKILL every process of this user whose environment carries the tag (Linux /proc); how many."""
+    needle = f"{TAG_VARIABLE}={tag}".encode()
+    killed = 0
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return 0
+    me = os.getpid()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        for item in environ.split(b"\0"):
+            if item == needle or (prefix and item.startswith(needle)):
+                try:
+                    os.kill(int(entry.name), signal.SIGKILL)
+                    killed += 1
+                except OSError:
+                    pass
+                break
+    return killed
