@@ -305,6 +305,29 @@ def test_the_batch_writes_its_timeline_where_the_diagnostic_says(tmp_path, monke
     assert all(0 <= a[1] <= b[1] for a, b in zip(steps, steps[1:]))
 
 
+@pytest.mark.parametrize("workers, streamed", [(1, 2), (2, 0)])
+def test_pages_are_drawn_as_results_land_only_where_a_core_is_spare(tmp_path, monkeypatch, workers, streamed):
+    """On the emulator every core grades: there the pages wait for the last grading; with a core to
+    spare, each is handed to the page writer as its result lands. Every page is written either way."""
+    submitted = []
+
+    class Recording(batch.PageStream):
+        def submit(self, entry):
+            submitted.append(entry.student)
+            super().submit(entry)
+
+    monkeypatch.setattr(batch, "PageStream", Recording)
+    monkeypatch.setattr(batch.math_threads, "usable_cores", lambda: 2)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("a", "b"):
+        (subs / f"{name}.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    out = tmp_path / "out"
+    batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=workers))
+    assert len(submitted) == streamed
+    assert sorted(p.name for p in (out / "reports").glob("*.html")) == ["a.html", "b.html"]
+
+
 def test_a_second_batch_on_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

@@ -431,7 +431,10 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         # to import) is imported meanwhile, while this process only waits on its children.
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
         pages = PageStream(out, python=exercise.kind == "python")  # each student's page as their result lands
-        by_student = {entry.student: entry for entry in todo}
+        # ... where a core is left for drawing them: on a GPU the gradings mostly wait for the GPU;
+        # on the emulator every core grades, and pages drawn beside the gradings would only slow them.
+        by_student = {entry.student: entry for entry in todo} \
+            if backend == "gpu" or math_threads.usable_cores() > executor.workers else {}
 
         def done(outcome: Outcome) -> None:
             if on_done:
