@@ -33,8 +33,7 @@ from .run.parent.device_probe import GpuInfo, probe
 from .errors import UsageError
 from .exercise import Exercise
 from .results import NotRun, Report, TestResult
-from .run.parent.sandbox import TAG_VARIABLE, kill_tagged
-from .run.parent.sandbox import python_argv, run_child
+from .run.parent.sandbox import TAG_VARIABLE, kill_tagged, python_argv, run_child
 from .spec import CATEGORIES, Spec
 from .run.tasks import TaskResult
 from .run.parent.stage_clock import StageClock
@@ -470,7 +469,7 @@ def not_compiled(spec: Spec, backend: str, message: str) -> tuple[list[TestResul
 
 
 def grading_tag(tmp: Path) -> str:
-    """The tag (grader.run.parent.isolated.TAG_VARIABLE) every child of the grading in `tmp` carries."""
+    """The tag ($KERNEL_GRADER_TAG, grader.run.parent.sandbox) every child of the grading in `tmp` carries."""
     return "grading-" + hashlib.sha256(str(tmp).encode()).hexdigest()[:16]
 
 

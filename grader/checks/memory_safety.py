@@ -59,7 +59,8 @@ def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
         result = ctx.results.get(task_id)
         if task.kind != "run" or result is None:
             continue
-        if task_id == "memory:canary" and not unfinished_task_text(result, task.sizes):  # that is judge()'s
+        # A canary launch that never completed found nothing either way: judge() says it was not graded.
+        if task_id == "memory:canary" and not unfinished_task_text(result, task.sizes):
             lost = failed_task_text(result, task.sizes)
             if lost:
                 out.append(lost)
