@@ -134,3 +134,20 @@ def test_the_page_stream_writes_pages_that_write_reports_then_keeps(tmp_path):
     (out / class_page.REPORTS / "ann.html").unlink()
     class_page.write_reports(out, exercise, entries, summary)
     assert (out / class_page.REPORTS / "ann.html").read_text() == streamed  # the same page either way
+
+
+def test_a_page_stream_that_cannot_start_a_process_leaves_the_pages_to_the_end(tmp_path, monkeypatch):
+    from grader.report import page_stream
+
+    def refuse(*args, **kwargs):
+        raise ImportError("This platform lacks a functioning sem_open implementation")
+
+    monkeypatch.setattr(page_stream, "ProcessPoolExecutor", refuse)
+    out, exercise, entries, summary = _batch(tmp_path, {"ann": _doc(40, True)}, {"ann": SOLUTION})
+    stream = page_stream.PageStream(out)
+    stream.submit(entries[0])  # no process: nothing raised, nothing written
+    stream.close(timeout=5)
+    assert not (out / class_page.REPORTS / "ann.html").exists()
+    class_page.write_reports(out, exercise, entries, summary)
+    assert (out / class_page.REPORTS / "ann.html").is_file()
+

@@ -39,7 +39,9 @@ class PageStream:
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                                  initializer=_start_writer)
             self._futures.append(self._pool.submit(_write, self._out, entry, self._python))
-        except (OSError, RuntimeError, ValueError):  # no process, or it died: write_reports writes the rest
+        # No process to be had (ImportError: a platform without working semaphores, as in some
+        # containers), or it died: write_reports writes the rest.
+        except (ImportError, OSError, RuntimeError, ValueError):
             self._broken = True
 
     def close(self, timeout: float) -> None:
