@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from grader import api
@@ -66,16 +67,17 @@ def _left_in(folder) -> list[int]:
     return found
 
 
-def test_a_killed_grading_takes_its_children_with_it(root, tmp_path):
-    """`kill` (SIGTERM) of `grade` mid-grading ends it as Ctrl-C does, and nothing it started runs on
-    (the children run in sessions of their own, out of reach of the signal)."""
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGINT", "SIGHUP"])
+def test_a_killed_grading_takes_its_children_with_it(root, tmp_path, sig):
+    """`kill` (SIGTERM), Ctrl-C (SIGINT) or a closed terminal (SIGHUP) mid-grading ends `grade` at
+    once, and nothing it started runs on (the children run in sessions of their own, out of reach of
+    the signal). The kernel spins: its children would run on for seconds if they were waited for."""
     import os
     import signal
     import time
 
-    slow = (root / "tests" / "data" / "slow_kernels" / "level2_thirty_phases.cu").read_text()
-    source = tmp_path / "slow.cu"
-    source.write_text(slow.replace("#define PASSES 30", "#define PASSES 60", 1))
+    source = tmp_path / "spin.cu"
+    source.write_bytes((root / "tests" / "hostile" / "endless_loop_all.cu").read_bytes())
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
@@ -87,11 +89,14 @@ def test_a_killed_grading_takes_its_children_with_it(root, tmp_path):
             time.sleep(0.1)
         assert len([p for p in _left_in(scratch) if p != proc.pid]) >= 2, "the grading started no children"
         time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(getattr(signal, sig))
+        sent = time.monotonic()
         _, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
     finally:
         proc.kill()
-    assert proc.returncode == 130 and "interrupted" in err
+    assert proc.returncode == 130 and err.strip() == "grade: interrupted"
+    assert took < 3.0, f"grade ran on for {took:.1f} s after the signal"
     deadline = time.monotonic() + 5
     while _left_in(scratch) and time.monotonic() < deadline:  # SIGKILLed: gone as soon as they are reaped
         time.sleep(0.1)

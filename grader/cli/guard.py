@@ -9,26 +9,33 @@ from typing import Callable
 import click
 
 from ..errors import ExitCode, GraderError
+from ..run.parent.sandbox import stop_children
 
 
 class sigterm_as_interrupt:
-    """A `kill` (SIGTERM) or a closed terminal (SIGHUP) stops a command the way Ctrl-C does: as a
-    KeyboardInterrupt, whose clean-up kills the grading's children. Their default would end this
-    process at once and leave its children (each in a session of its own, out of reach of the
-    terminal's signals) running on, holding the GPU."""
+    """Ctrl-C (SIGINT), a `kill` (SIGTERM) and a closed terminal (SIGHUP) all stop a command the same
+    way: every child it started is killed at once (sandbox.stop_children: they run in sessions of
+    their own, out of the terminal's reach, and would otherwise run on, holding the GPU, or be waited
+    for), and a KeyboardInterrupt unwinds the command. SIGTERM's and SIGHUP's defaults would end this
+    process at once and leave the children running."""
 
-    SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
+    SIGNALS = tuple(s for s in (getattr(signal, name, None) for name in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
 
     def __enter__(self) -> "sigterm_as_interrupt":
         self.previous: dict[int, object] = {}
         if threading.current_thread() is threading.main_thread():
             for sig in self.SIGNALS:
-                self.previous[sig] = signal.signal(sig, signal.default_int_handler)
+                self.previous[sig] = signal.signal(sig, _stop)
         return self
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
             signal.signal(sig, handler)
+
+
+def _stop(signum: int, frame: object) -> None:
+    stop_children()
+    raise KeyboardInterrupt
 
 
 def guard(work: Callable[[], None]) -> None:

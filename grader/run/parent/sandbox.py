@@ -74,10 +74,32 @@ def run_child(argv: Sequence[str], *, timeout: float, limits: ResourceLimits | N
     return start_child(argv, limits=limits, output_cap=output_cap, env=env, cwd=cwd).finish(timeout, stop)
 
 
+class Interrupted(KeyboardInterrupt):
+    """Raised instead of starting a child once this process is stopping (stop_children)."""
+
+
+_STOPPING = threading.Event()
+_TAGS: set[str] = set()  # the tags of every child started here, so that stop_children finds them all
+
+
+def stop_children() -> int:
+    """This process was interrupted (Ctrl-C, a `kill`): from now on no child starts here, and every
+    child started so far, with whatever it started (found by tag), is killed at once, rather than
+    after the threads that wait on them have drained (up to a stage's time limit). Returns how many
+    processes were killed. Safe in a signal handler: it takes no lock."""
+    _STOPPING.set()
+    return sum(kill_tagged(tag) for tag in tuple(_TAGS))
+
+
 def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, output_cap: int = DEFAULT_OUTPUT_CAP,
                 env: dict[str, str] | None = None, cwd: str | None = None) -> "StartedChild":
     """Start argv now and set its time limit later (StartedChild.finish): a child can pay for its
     start-up (imports, a CUDA context) while the parent is still preparing its work."""
+    if _STOPPING.is_set():
+        raise Interrupted("this process is stopping: no new child starts")
+    tag = (env if env is not None else os.environ).get(TAG_VARIABLE)
+    if tag:
+        _TAGS.add(tag)
     return StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
 
 
