@@ -78,7 +78,7 @@ class Interrupted(KeyboardInterrupt):
     """Raised instead of starting a child once this process is stopping (stop_children)."""
 
 
-_STOPPING = threading.Event()
+_stopping = [False]  # a plain flag, not an Event: stop_children runs in a signal handler and takes no lock
 _TAGS: set[str] = set()  # the tags of every child started here, so that stop_children finds them all
 
 
@@ -87,7 +87,7 @@ def stop_children() -> int:
     child started so far, with whatever it started (found by tag), is killed at once, rather than
     after the threads that wait on them have drained (up to a stage's time limit). Returns how many
     processes were killed. Safe in a signal handler: it takes no lock."""
-    _STOPPING.set()
+    _stopping[0] = True
     return sum(kill_tagged(tag) for tag in tuple(_TAGS))
 
 
@@ -95,12 +95,16 @@ def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, ou
                 env: dict[str, str] | None = None, cwd: str | None = None) -> "StartedChild":
     """Start argv now and set its time limit later (StartedChild.finish): a child can pay for its
     start-up (imports, a CUDA context) while the parent is still preparing its work."""
-    if _STOPPING.is_set():
+    if _stopping[0]:
         raise Interrupted("this process is stopping: no new child starts")
     tag = (env if env is not None else os.environ).get(TAG_VARIABLE)
     if tag:
         _TAGS.add(tag)
-    return StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
+    child = StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
+    if _stopping[0]:  # stop_children ran while this one was starting: it must not outlive the others
+        child.cancel()
+        raise Interrupted("this process is stopping: no new child starts")
+    return child
 
 
 class StartedChild:
