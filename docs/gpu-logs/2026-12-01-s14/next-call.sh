@@ -1,5 +1,5 @@
-# Ready for the next device session (one H200, about 300 s): the first GPU run of 9b0cf76 (a lone
-# grading kills whatever carries its tag when it ends; SIGTERM and SIGHUP act as Ctrl-C), then the
+# Ready for the next device session (one H200, about 300 s): the first GPU run of 9b0cf76 and 4594ec1 (a lone
+# grading kills whatever carries its tag when it ends; Ctrl-C, SIGTERM and SIGHUP kill its children at once), then the
 # stall seen in calls 3 and 5 (a lone grading right after the hostile GPU tests).
 source .devrun/prep.sh
 echo "== a lone grading killed mid-run"; ( timeout -s TERM 6 python3 -m grader exercises/level2 tests/hostile/printf_flood.cu > /dev/null 2>&1; echo "rc=$?" )
