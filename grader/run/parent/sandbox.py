@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Sequence
 
+from . import reaper
+
 KILL_GRACE_SECONDS = 2.0
 DEFAULT_OUTPUT_CAP = 64 * 1024
 TAG_VARIABLE = "KERNEL_GRADER_TAG"  # inherited by every process a child starts, so leftovers can be found
@@ -100,6 +102,7 @@ def start_child(argv: Sequence[str], *, limits: ResourceLimits | None = None, ou
     tag = (env if env is not None else os.environ).get(TAG_VARIABLE)
     if tag:
         _TAGS.add(tag)
+        reaper.watch(tag)  # should this process be killed outright, its children go too
     child = StartedChild(argv, limits or ResourceLimits(), output_cap, env, cwd)
     if _stopping[0]:  # stop_children ran while this one was starting: it must not outlive the others
         child.cancel()

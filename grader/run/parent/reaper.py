@@ -1,0 +1,71 @@
+"""The reaper: what kills a grader's children when the grader itself is killed outright.
+
+A grading's children run in sessions of their own and keep their time limits in the grading
+process; they carry its tag (sandbox.TAG_VARIABLE), and the grading kills whatever carries it when
+it ends or is interrupted. A SIGKILL (the OOM killer, a harness's hard stop) leaves no time for
+that. So the first tagged child a top-level grader starts also starts this process
+(`python -m grader.run.parent.reaper`), in a session of its own, reading the grader's tags from a
+pipe. The grader holds the only write end: when it exits, however it exits, the pipe closes, and
+the reaper kills every process that carries one of the tags, then exits itself.
+
+Grader side: watch(tag). Under a batch (a tag already in this process's environment) the batch's
+own reaper covers every child, so none is started.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO
+
+_lock = threading.Lock()
+_pipe: list[IO[bytes] | None] = [None]  # the write end, in the grader
+_watched: set[str] = set()
+
+
+def watch(tag: str) -> None:
+    """Have the reaper kill `tag`'s processes if this process dies before they do (a no-op for a
+    tag already watched, and under a batch). A reaper that cannot be started costs only this cover."""
+    from .sandbox import TAG_VARIABLE
+
+    if not tag or tag in _watched or os.environ.get(TAG_VARIABLE):
+        return
+    with _lock:
+        for _ in range(2):  # a reaper found dead is replaced once
+            try:
+                if _pipe[0] is None:
+                    _pipe[0] = _start()
+                _pipe[0].write(tag.encode("utf-8", "surrogateescape") + b"\n")
+                _pipe[0].flush()
+                _watched.add(tag)
+                return
+            except OSError:
+                _pipe[0] = None
+
+
+def _start() -> IO[bytes]:
+    src_root = str(Path(__file__).resolve().parents[3])  # the reaper imports this same grader
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, os.environ.get("PYTHONPATH", "")) if p)
+    proc = subprocess.Popen([sys.executable, "-m", "grader.run.parent.reaper"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    assert proc.stdin is not None
+    return proc.stdin
+
+
+def main() -> None:
+    """Collect tags until the grader's end of the pipe closes, then kill whatever carries them."""
+    from .sandbox import kill_tagged
+
+    tags = set()
+    for line in sys.stdin.buffer:
+        tags.add(line.rstrip(b"\n").decode("utf-8", "surrogateescape"))
+    for tag in tags:
+        if tag:
+            kill_tagged(tag)
+
+
+if __name__ == "__main__":
+    main()
