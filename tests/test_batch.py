@@ -274,6 +274,35 @@ def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):
     assert not (out / "grades.csv").exists() and list((out / "results").glob("*.json")) == []
 
 
+def test_a_batch_killed_outright_leaves_nothing_running(tmp_path):
+    """SIGKILL gives the batch no time to stop its children: its reaper (grader.run.parent.reaper),
+    told the batch's tag when it began, kills them once the batch is gone."""
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for i in range(2):
+        (subs / f"hang{i}.cu").write_text(stuck_source())
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercises/level2", str(subs), "--out", str(out),
+                             "--backend", "emu", "--workers", "2", "--timeout", "300"], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tag = batch_tag(out)
+    try:
+        deadline = time.monotonic() + 60
+        while len(tagged_processes(tag)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert tagged_processes(tag), "no grading child started"
+        time.sleep(1.0)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while tagged_processes(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tagged_processes(tag) == []
+    finally:
+        proc.kill()
+        batch.kill_tagged(tag + ":", prefix=True)
+
+
 def test_unchanged_results_are_reused_and_changed_ones_regraded(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()

@@ -56,6 +56,7 @@ from ..run.parent.gpu_worker import GpuWorker
 from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from ..notebook import graded_source
 from ..report.page_stream import PageStream
+from ..run.parent import reaper
 from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
 from ..tools import find_tools
@@ -404,6 +405,7 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
     lock = _lock(out)
     tag_root = "batch-" + hashlib.sha256(str(out.resolve()).encode()).hexdigest()[:16]
     kill_tagged(tag_root + ":", prefix=True)  # leftovers of a killed earlier run on this folder (we hold its lock)
+    reaper.watch(tag_root + ":", prefix=True)  # and if this run is killed outright, nothing of it is left
     for stale in out.glob(".scratch-*"):
         shutil.rmtree(stale, ignore_errors=True)
     scratch = Path(tempfile.mkdtemp(prefix=".scratch-", dir=out))

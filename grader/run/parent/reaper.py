@@ -25,21 +25,23 @@ _pipe: list[IO[bytes] | None] = [None]  # the write end, in the grader
 _watched: set[str] = set()
 
 
-def watch(tag: str) -> None:
-    """Have the reaper kill `tag`'s processes if this process dies before they do (a no-op for a
-    tag already watched, and under a batch). A reaper that cannot be started costs only this cover."""
+def watch(tag: str, *, prefix: bool = False) -> None:
+    """Have the reaper kill `tag`'s processes (with prefix, every tag that starts with it: a batch's
+    slots, workers and gradings) if this process dies before they do. A no-op for a tag already
+    watched, and under a batch. A reaper that cannot be started costs only this cover."""
     from .sandbox import TAG_VARIABLE
 
-    if not tag or tag in _watched or os.environ.get(TAG_VARIABLE):
+    line = ("P " if prefix else "T ") + tag
+    if not tag or line in _watched or os.environ.get(TAG_VARIABLE):
         return
     with _lock:
         for _ in range(2):  # a reaper found dead is replaced once
             try:
                 if _pipe[0] is None:
                     _pipe[0] = _start()
-                _pipe[0].write(tag.encode("utf-8", "surrogateescape") + b"\n")
+                _pipe[0].write(line.encode("utf-8", "surrogateescape") + b"\n")
                 _pipe[0].flush()
-                _watched.add(tag)
+                _watched.add(line)
                 return
             except OSError:
                 _pipe[0] = None
@@ -57,14 +59,20 @@ def _start() -> IO[bytes]:
 
 def main() -> None:
     """Collect tags until the grader's end of the pipe closes, then kill whatever carries them."""
-    from .sandbox import kill_tagged
+    from .sandbox import kill_tagged, uptime
 
-    tags = set()
+    lines = set()
     for line in sys.stdin.buffer:
-        tags.add(line.rstrip(b"\n").decode("utf-8", "surrogateescape"))
-    for tag in tags:
+        lines.add(line.rstrip(b"\n").decode("utf-8", "surrogateescape"))
+    try:
+        # Only what was started before the grader ended: a new batch on the same folder reuses its tags.
+        ended = uptime()
+    except (OSError, ValueError, IndexError):
+        ended = None
+    for line in lines:
+        kind, _, tag = line.partition(" ")
         if tag:
-            kill_tagged(tag)
+            kill_tagged(tag, prefix=kind == "P", started_by=ended)
 
 
 if __name__ == "__main__":

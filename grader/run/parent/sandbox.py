@@ -256,8 +256,10 @@ class _CappedReader:
         return text
 
 
-def kill_tagged(tag: str, *, prefix: bool = False) -> int:
-    """SIGKILL every process of this user whose environment carries the tag (Linux /proc); how many."""
+def kill_tagged(tag: str, *, prefix: bool = False, started_by: float | None = None) -> int:
+    """SIGKILL every process of this user whose environment carries the tag (Linux /proc); how many.
+    With started_by (seconds since boot, as /proc/uptime counts them), only processes started by
+    then: a later run that reuses the tag (a batch on the same folder) is not touched."""
     needle = f"{TAG_VARIABLE}={tag}".encode()
     killed = 0
     proc = Path("/proc")
@@ -269,7 +271,9 @@ def kill_tagged(tag: str, *, prefix: bool = False) -> int:
             continue
         try:
             environ = (entry / "environ").read_bytes()
-        except OSError:
+            if started_by is not None and _started(entry) > started_by:
+                continue
+        except (OSError, ValueError, IndexError):
             continue
         for item in environ.split(b"\0"):
             if item == needle or (prefix and item.startswith(needle)):
@@ -280,3 +284,16 @@ def kill_tagged(tag: str, *, prefix: bool = False) -> int:
                     pass
                 break
     return killed
+
+
+def uptime() -> float:
+    """Seconds since boot (/proc/uptime): the clock of a process's start time."""
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def _started(entry: Path) -> float:
+    """When the process of /proc/PID `entry` started, in seconds since boot (field 22 of its stat,
+    counted after the command name, which may hold spaces and parentheses)."""
+    fields = entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
