@@ -247,7 +247,10 @@ def test_relative_paths_as_the_help_shows_them(tmp_path):
     assert float(rows["alice"][1]) == 100  # the reference: full marks, scaled over what the emulator runs
 
 
-def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_a_killed_batch_stops_its_children_and_keeps_finished_results(tmp_path, sig):
+    """SIGTERM stops the batch as Ctrl-C does. SIGKILL gives it no time to stop its children: its
+    reaper (grader.run.parent.reaper), told the batch's tag when it began, kills them once it is gone."""
     subs = tmp_path / "subs"
     subs.mkdir()
     for i in range(3):
@@ -263,44 +266,18 @@ def test_sigterm_stops_children_and_keeps_finished_results(tmp_path):
             time.sleep(0.2)
         assert tagged_processes(tag), "no grading child started"
         time.sleep(1.0)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(getattr(signal, sig))
         _, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-        batch.kill_tagged(tag + ":", prefix=True)
-    assert proc.returncode == 130 and "same command again" in err
-    time.sleep(0.5)
-    assert tagged_processes(tag) == []  # nothing of the batch is left running
-    assert not (out / "grades.csv").exists() and list((out / "results").glob("*.json")) == []
-
-
-def test_a_batch_killed_outright_leaves_nothing_running(tmp_path):
-    """SIGKILL gives the batch no time to stop its children: its reaper (grader.run.parent.reaper),
-    told the batch's tag when it began, kills them once the batch is gone."""
-    subs = tmp_path / "subs"
-    subs.mkdir()
-    for i in range(2):
-        (subs / f"hang{i}.cu").write_text(stuck_source())
-    out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "grader", "batch", "exercises/level2", str(subs), "--out", str(out),
-                             "--backend", "emu", "--workers", "2", "--timeout", "300"], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    tag = batch_tag(out)
-    try:
-        deadline = time.monotonic() + 60
-        while len(tagged_processes(tag)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert tagged_processes(tag), "no grading child started"
-        time.sleep(1.0)
-        proc.kill()
-        proc.wait(timeout=30)
         deadline = time.monotonic() + 10
         while tagged_processes(tag) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert tagged_processes(tag) == []
+        assert tagged_processes(tag) == []  # nothing of the batch is left running
     finally:
         proc.kill()
         batch.kill_tagged(tag + ":", prefix=True)
+    if sig == "SIGTERM":
+        assert proc.returncode == 130 and "same command again" in err
+    assert not (out / "grades.csv").exists() and list((out / "results").glob("*.json")) == []
 
 
 def test_unchanged_results_are_reused_and_changed_ones_regraded(tmp_path):
