@@ -101,6 +101,10 @@ class GlobalShadow:
         addr = np.asarray(addr, dtype=np.uint64)
         block = np.asarray(block, dtype=np.int64)
         tid = np.asarray(tid, dtype=np.int64)
+        one = self._one_buffer(addr, nbytes)
+        if one is not None:
+            self._access_one(one, addr, int(nbytes), block, tid, write, line, atomic)
+            return
         buf = np.searchsorted(self.starts, addr, side="right").astype(np.int64) - 1
         inside = buf >= 0
         bc = np.maximum(buf, 0)
@@ -131,6 +135,32 @@ class GlobalShadow:
             addr, bc, block, tid, epoch = addr[keep], bc[keep], block[keep], tid[keep], epoch[keep]
         if addr.size:
             self._apply(addr, bc, int(nbytes), block, tid, epoch, line, False, False)
+
+    def _one_buffer(self, addr: np.ndarray, nbytes: int) -> int | None:
+        """The buffer that holds every lane's access, when one does (the usual case: one
+        instruction reads one array); else None, and the lanes are sorted out one by one."""
+        lo, hi = int(addr.min()), int(addr.max())
+        b = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
+        return b if b >= 0 and hi + int(nbytes) <= int(self.ends[b]) else None
+
+    def _access_one(self, b: int, addr, nbytes: int, block, tid, write: bool, line: int, atomic: bool) -> None:
+        """`access` for lanes that all fall in buffer `b`: the same rules, with no per-lane sorting
+        into buffers."""
+        epoch = self._epoch[block]
+        if not self._written[b]:
+            if not write:
+                # Logged until the buffer's first store (see the module's docstring); copies, since
+                # the log outlives the caller's arrays.
+                self._log.setdefault(b, []).append((addr.copy(), nbytes, block.copy(), tid.copy(), epoch, line))
+                self._logged += addr.size
+                if self._logged > _MAX_LOGGED_LANES:
+                    for logged in list(self._log):
+                        self._written[logged] = True  # check its loads as they come from now on
+                        self._replay(logged)
+                return
+            self._written[b] = True
+            self._replay(b)
+        self._apply(addr, b, nbytes, block, tid, epoch, line, write, atomic)
 
     def _replay(self, buf: int) -> None:
         """Apply a buffer's logged loads (before its first store) to the reader sets, in order."""

@@ -199,6 +199,8 @@ class Machine(Rendezvous):
         bx, by, _ = block
         gx, gy, _ = grid
         gb = self.block_ids[self.lane_block]
+        # Per lane, its global linear block id and its thread id in the block (the global-race shadow's terms).
+        self.lane_block_id, self.lane_tid = gb, t
         self._special_src = {
             "%tid.x": t % bx, "%tid.y": (t // bx) % by, "%tid.z": t // (bx * by),
             "%ctaid.x": gb % gx, "%ctaid.y": (gb // gx) % gy, "%ctaid.z": gb // (gx * gy),

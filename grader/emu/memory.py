@@ -135,11 +135,20 @@ class GlobalHeap:
         if self._starts_arr.size == 0:
             res[:] = OUT_OF_BOUNDS
             return res
+        # Alignment by a mask where the size is a power of two: uint64 % is slow in NumPy.
+        offset = addr & np.uint64(size - 1) if size & (size - 1) == 0 else addr % np.uint64(size)
+        if addr.size:
+            # The usual case: every lane inside one allocation (one instruction reads one array).
+            lo, hi = int(addr.min()), int(addr.max())
+            j = int(np.searchsorted(self._starts_arr, np.uint64(lo), side="right")) - 1
+            if j >= 0 and hi + size <= int(self._ends_arr[j]):
+                res[offset != 0] = MISALIGNED
+                return res
         i = np.searchsorted(self._starts_arr, addr, side="right").astype(np.int64) - 1
         ic = np.maximum(i, 0)
         inside = (i >= 0) & (addr >= self._starts_arr[ic]) & (addr + np.uint64(size) <= self._ends_arr[ic])
         res[~inside] = OUT_OF_BOUNDS
-        res[inside & (addr % np.uint64(size) != 0)] = MISALIGNED
+        res[inside & (offset != 0)] = MISALIGNED
         return res
 
     def describe(self, addr: int, size: int) -> str:

@@ -204,10 +204,12 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
 def _shadow_global(x, addr, ok, nbytes, write, line, atomic) -> None:
     """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py)."""
     m = x.m
-    lanes = x.lanes()[ok]
-    block = m.block_ids[m.lane_block[lanes]]
-    tid = lanes % (m.wpb * WARP)
-    m.gshadow.access(addr[ok], nbytes, block, tid, write, line, atomic)
+    if ok.all():
+        block, tid = m.lane_block_id[x.idx], m.lane_tid[x.idx]
+    else:
+        lanes = x.lanes()[ok]
+        block, tid, addr = m.lane_block_id[lanes], m.lane_tid[lanes], addr[ok]
+    m.gshadow.access(addr, nbytes, block, tid, write, line, atomic)
 
 
 def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):

@@ -25,6 +25,8 @@ BANK_BYTES = 4
 # Larger than any real sector or word id (addresses are below 2**64, ids are address // 4 at most),
 # so inactive lanes sort to the end of each row and are never counted.
 _SENTINEL = np.uint64(np.iinfo(np.uint64).max)
+_ALIGNED_SIZES = (1, 2, 4, 8, 16, 32)
+_SECTOR_SHIFT = np.uint64(5)  # log2(SECTOR_BYTES)
 
 
 def _per_lane_bytes(nbytes: int | np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -62,6 +64,21 @@ def global_sectors(addr: np.ndarray, nbytes: int | np.ndarray, active: np.ndarra
     active = np.asarray(active, dtype=bool)
     if addr.ndim != 2 or addr.shape != active.shape:
         raise ValueError(f"addr {addr.shape} and active {active.shape} must both be [W, 32]")
+    if np.ndim(nbytes) == 0 and int(nbytes) in _ALIGNED_SIZES:
+        # The usual case, a grid-wide batch of one instruction: lanes aligned to their own size
+        # (a power of two up to 32 bytes) never straddle a sector, so a lane's first sector is its
+        # last and one [W, 32] sort suffices. Shifts, not divisions: uint64 // is slow in NumPy.
+        n = int(nbytes)
+        if not (active & ((addr & np.uint64(n - 1)) != 0)).any():
+            ids = addr >> _SECTOR_SHIFT
+            if addr.shape[0] > 1 and active.all():
+                # Every warp touching row 0's sectors moved by a whole number of sectors (the same
+                # line of code in every warp of the grid) touches as many: count one warp. Shifts
+                # wrap modulo 2**64 like the addresses, so the count is exact even there.
+                rel = ids - ids[:, :1]
+                if (rel == rel[0]).all():
+                    return np.full(addr.shape[0], _count_distinct_per_row(ids[:1])[0], dtype=np.int64)
+            return _count_distinct_per_row(np.where(active, ids, _SENTINEL))
     size = _per_lane_bytes(nbytes, addr.shape)
     # An access of at most 32 bytes spans at most two sectors; wider ones (never emitted) would
     # also touch the sectors between its first and last, which this model does not count.

@@ -185,3 +185,40 @@ def test_shared_atomics_race_only_with_plain_accesses(compile_ptx, barrier):
     else:
         assert {(h.kind, h.space, h.first_line, h.second_line) for h in report.hazards} == {
             ("RAW", "shared", _line(src, "atomicAdd(&h["), _line(src, "atomicAdd(&bins["))}
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_one_buffer_fast_path_of_the_global_shadow_reports_as_the_per_lane_path(seed):
+    """Batches whose lanes all fall in one buffer skip the per-lane sorting into buffers: random
+    loads, stores and atomics over three buffers (some batches straddle two, some start past the
+    end; a buffer's first store comes through either path) must leave both shadows with the same
+    hazards and the same shadow contents."""
+    from grader.emu.global_hazards import GlobalShadow
+
+    starts, ends = [0x1000, 0x2000, 0x3000], [0x1100, 0x2040, 0x3200]
+    fast = GlobalShadow(starts, ends, ["A", "B", "C"], 8, (64, 1, 1), (8, 1, 1))
+    slow = GlobalShadow(starts, ends, ["A", "B", "C"], 8, (64, 1, 1), (8, 1, 1))
+    slow._one_buffer = lambda addr, nbytes: None
+    rng = np.random.default_rng(seed)
+    took_fast = 0
+    for step in range(120):
+        n = int(rng.integers(1, 64))
+        nbytes = int(rng.choice([1, 4, 8]))
+        buf = int(rng.integers(0, 3))
+        lo = starts[buf] + int(rng.integers(-16, 48))
+        width = int(rng.choice([8, 64, 512]))
+        addr = (lo + rng.integers(0, width, size=n) // nbytes * nbytes).astype(np.uint64)
+        block = rng.integers(0, 8, size=n).astype(np.int64)
+        tid = rng.integers(0, 64, size=n).astype(np.int64)
+        kind, line = rng.choice(["load", "load", "store", "atomic"]), int(rng.integers(1, 9))
+        took_fast += fast._one_buffer(addr, nbytes) is not None
+        for shadow in (fast, slow):
+            shadow.access(addr.copy(), nbytes, block.copy(), tid.copy(), kind != "load", line, atomic=kind == "atomic")
+        if step % 30 == 29:
+            blocks = rng.integers(0, 8, size=3)
+            fast.barrier(blocks)
+            slow.barrier(blocks)
+    assert 10 < took_fast < 120  # both paths were taken
+    assert fast.hazards() == slow.hazards() and fast.hazards()
+    for name in ("_w", "_wm", "_r", "_rm", "_written"):
+        assert np.array_equal(getattr(fast, name), getattr(slow, name)), name

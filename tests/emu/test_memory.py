@@ -73,3 +73,30 @@ def test_an_allocation_can_be_placed_at_an_offset_in_a_4k_page():
     assert h.check(np.array([b - 4, b, b + 9216, c], dtype=np.uint64), 4).tolist() == [
         memory.OUT_OF_BOUNDS, memory.OK, memory.OUT_OF_BOUNDS, memory.OK]
     assert h.describe(b + 9216, 4) == "4 bytes past the end of the 9216-byte buffer B"
+
+
+def test_check_of_lanes_inside_one_allocation_still_finds_a_misaligned_one():
+    """The one-allocation path (every lane between one buffer's start and end) against a per-lane
+    reference: aligned batches are OK, a misaligned lane inside the buffer is MISALIGNED, and
+    batches reaching another buffer, the guard gap or past the end are sorted out lane by lane."""
+    h = memory.GlobalHeap()
+    a, b = h.alloc(4096, "A"), h.alloc(64, "B")
+    starts, ends = [a, b], [a + 4096, b + 64]
+
+    def expected(addr, size):
+        out = []
+        for x in addr.tolist():
+            inside = any(s <= x and x + size <= e for s, e in zip(starts, ends))
+            out.append(memory.OUT_OF_BOUNDS if not inside else memory.MISALIGNED if x % size else memory.OK)
+        return out
+
+    rng = np.random.default_rng(3)
+    for size in (1, 2, 4, 8, 16, 12):
+        aligned = ((a + 16 + rng.integers(0, 4096 - 48, size=64)) // size * size).astype(np.uint64)
+        assert h.check(aligned, size).tolist() == expected(aligned, size) == [memory.OK] * 64
+        cases = [aligned.copy() for _ in range(3)]
+        cases[0][5] += np.uint64(1)  # misaligned, still inside A
+        cases[1][9] = np.uint64(b)  # one lane in B
+        cases[2][0] = np.uint64(a + 4096)  # one lane just past A's end
+        for addr in cases:
+            assert h.check(addr, size).tolist() == expected(addr, size), (size, addr)

@@ -114,6 +114,33 @@ def test_global_sectors_random_vs_reference(nbytes):
     assert global_sectors(addr, nbytes, active).tolist() == ref_sectors(addr, nbytes, active)
 
 
+@pytest.mark.parametrize("nbytes", [1, 2, 4, 8, 16, 32])
+def test_global_sectors_of_aligned_batches_vs_reference(nbytes):
+    """Every lane aligned to its size (the one-sort path): the same counts as the model, down to
+    addresses that wrap around the top of the 64-bit space and lanes that are inactive."""
+    rng = np.random.default_rng(100 + nbytes)
+    for base in (BASE, np.uint64(2**64 - 4096)):
+        w = 64
+        span = rng.choice([64, 512, 4096], size=(w, 1))
+        addr = base + (rng.integers(0, span, size=(w, 32)) // nbytes * nbytes).astype(np.uint64)
+        active = rng.random((w, 32)) < rng.random((w, 1))
+        assert global_sectors(addr, nbytes, active).tolist() == ref_sectors(addr, nbytes, active)
+    # Warps that repeat row 0's pattern a whole number of sectors away (counted once), and near misses.
+    for base in (BASE, np.uint64(2**64 - 4096 * 64)):
+        row = (rng.integers(0, 512, size=32) // nbytes * nbytes).astype(np.uint64)
+        shifts = (rng.integers(0, 64, size=(w, 1)) * 32 * max(1, 256 // 32)).astype(np.uint64)
+        same = base + shifts + row
+        full = np.ones_like(same, dtype=bool)
+        assert global_sectors(same, nbytes, full).tolist() == ref_sectors(same, nbytes, full)
+        near = same.copy()
+        near[7] += np.uint64(nbytes)  # one warp moved by less than a sector: its own count
+        assert global_sectors(near, nbytes, full).tolist() == ref_sectors(near, nbytes, full)
+    # One misaligned active lane sends the whole batch down the general path, and still counts right.
+    addr[3, 5] += np.uint64(1)
+    active[3, 5] = True
+    assert global_sectors(addr, nbytes, active).tolist() == ref_sectors(addr, nbytes, active)
+
+
 # ---------------------------------------------------------------- shared wavefronts
 
 
