@@ -125,8 +125,7 @@ class GlobalShadow:
         if later.any():
             for b in np.unique(bc[later]).tolist():
                 sel = later & (bc == b)
-                self._log.setdefault(b, []).append((addr[sel], int(nbytes), block[sel], tid[sel], epoch[sel], line))
-                self._logged += int(sel.sum())
+                self._log_loads(b, addr[sel], int(nbytes), block[sel], tid[sel], epoch[sel], line)
             if self._logged > _MAX_LOGGED_LANES:
                 for b in list(self._log):
                     self._written[b] = True  # check its loads as they come from now on
@@ -151,8 +150,7 @@ class GlobalShadow:
             if not write:
                 # Logged until the buffer's first store (see the module's docstring); copies, since
                 # the log outlives the caller's arrays.
-                self._log.setdefault(b, []).append((addr.copy(), nbytes, block.copy(), tid.copy(), epoch, line))
-                self._logged += addr.size
+                self._log_loads(b, addr.copy(), nbytes, block.copy(), tid.copy(), epoch, line)
                 if self._logged > _MAX_LOGGED_LANES:
                     for logged in list(self._log):
                         self._written[logged] = True  # check its loads as they come from now on
@@ -161,6 +159,24 @@ class GlobalShadow:
             self._written[b] = True
             self._replay(b)
         self._apply(addr, b, nbytes, block, tid, epoch, line, write, atomic)
+
+    def _log_loads(self, buf: int, addr, nbytes: int, block, tid, epoch, line: int) -> None:
+        """Keep a load batch of a buffer not stored to yet, for _replay.
+
+        The same batch as the buffer's last logged one (a loop that polls a flag: every warp, the
+        same lanes, addresses, epoch and line) is dropped: nothing touched the buffer's shadow in
+        between (its stores would have ended the log, its loads are this log), and applying a batch
+        to the reader sets twice in a row leaves them as once (the first application takes every
+        fresh entry and sets every flag the second would). Without this, a spinning kernel's log
+        outgrows _MAX_LOGGED_LANES within seconds and every later load is checked eagerly."""
+        entries = self._log.setdefault(buf, [])
+        if entries:
+            last = entries[-1]
+            if (last[5] == line and last[1] == nbytes and last[0].shape == addr.shape
+                    and all(np.array_equal(x, y) for x, y in zip((last[0], last[2], last[3], last[4]), (addr, block, tid, epoch)))):
+                return
+        entries.append((addr, nbytes, block, tid, epoch, line))
+        self._logged += addr.size
 
     def _replay(self, buf: int) -> None:
         """Apply a buffer's logged loads (before its first store) to the reader sets, in order."""

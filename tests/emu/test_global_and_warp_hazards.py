@@ -222,3 +222,28 @@ def test_the_one_buffer_fast_path_of_the_global_shadow_reports_as_the_per_lane_p
     assert fast.hazards() == slow.hazards() and fast.hazards()
     for name in ("_w", "_wm", "_r", "_rm", "_written"):
         assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
+
+
+def test_a_polled_flag_is_logged_once_and_its_later_store_still_races_with_the_polls():
+    """A loop that polls a flag logs one batch, however many turns it takes, and the WAR of a later
+    store against those polls is what checking every load at once would find."""
+    from grader.emu.global_hazards import GlobalShadow
+
+    def run(eager: bool):
+        shadow = GlobalShadow([0x1000, 0x2000], [0x1004, 0x2400], ["flag", "out"], 4, (64, 1, 1), (4, 1, 1))
+        if eager:
+            shadow._written[:] = True  # every load checked as it comes: the reference behaviour
+        lanes = np.arange(256)
+        block, tid = (lanes // 64).astype(np.int64), (lanes % 64).astype(np.int64)
+        flag = np.full(256, 0x1000, dtype=np.uint64)
+        for turn in range(500):
+            shadow.access(flag, 4, block, tid, False, 3)  # while (flag) {}
+            if turn == 250:
+                shadow.barrier(np.array([1]))  # block 1 moves on an epoch: its polls differ from then on
+        logged = len(shadow._log.get(0, []))
+        shadow.access(np.array([0x1000], dtype=np.uint64), 4, np.array([2]), np.array([0]), True, 9)  # flag = 0
+        return shadow.hazards(), logged
+
+    (fast, logged), (eager, _) = run(False), run(True)
+    assert logged == 2  # one batch before block 1's barrier, one after
+    assert fast == eager and any(h.kind == "WAR" for h in fast)
