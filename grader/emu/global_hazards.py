@@ -27,7 +27,8 @@ Fast path (exact): a buffer no instruction has written yet in this launch cannot
 half of a RAW or WAW, so its loads only matter for a later WAR. They are logged, not checked; the
 first store to the buffer replays its log (in order, with each load's epoch) and from then on its
 loads are checked as they come. An input that is only read, the bulk of most kernels' loads, is
-logged and dropped at the end of the launch.
+logged and dropped at the end of the launch. A batch identical to the buffer's last logged one
+(a loop polling a flag) is logged once (_log_loads says why that is exact).
 
 Shadow layout: four int64 per tracked byte (last writer and its line and epoch; first reader and
 its flags), over the live buffers laid end to end (``_index``), zero-filled so bytes never touched
