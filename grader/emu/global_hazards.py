@@ -40,6 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from .hazards import Hazard, xyz
+from .memory import span_holding
 
 _TID = np.int64(0x3FF)
 _ATOMIC = np.int64(1 << 10)
@@ -127,10 +128,7 @@ class GlobalShadow:
             for b in np.unique(bc[later]).tolist():
                 sel = later & (bc == b)
                 self._log_loads(b, addr[sel], int(nbytes), block[sel], tid[sel], epoch[sel], line)
-            if self._logged > _MAX_LOGGED_LANES:
-                for b in list(self._log):
-                    self._written[b] = True  # check its loads as they come from now on
-                    self._replay(b)
+            self._cap_log()
             keep = ~later
             addr, bc, block, tid, epoch = addr[keep], bc[keep], block[keep], tid[keep], epoch[keep]
         if addr.size:
@@ -139,9 +137,7 @@ class GlobalShadow:
     def _one_buffer(self, addr: np.ndarray, nbytes: int) -> int | None:
         """The buffer that holds every lane's access, when one does (the usual case: one
         instruction reads one array); else None, and the lanes are sorted out one by one."""
-        lo, hi = int(addr.min()), int(addr.max())
-        b = int(np.searchsorted(self.starts, np.uint64(lo), side="right")) - 1
-        return b if b >= 0 and hi + int(nbytes) <= int(self.ends[b]) else None
+        return span_holding(self.starts, self.ends, addr, nbytes)
 
     def _access_one(self, b: int, addr, nbytes: int, block, tid, write: bool, line: int, atomic: bool) -> None:
         """`access` for lanes that all fall in buffer `b`: the same rules, with no per-lane sorting
@@ -152,10 +148,7 @@ class GlobalShadow:
                 # Logged until the buffer's first store (see the module's docstring); copies, since
                 # the log outlives the caller's arrays.
                 self._log_loads(b, addr.copy(), nbytes, block.copy(), tid.copy(), epoch, line)
-                if self._logged > _MAX_LOGGED_LANES:
-                    for logged in list(self._log):
-                        self._written[logged] = True  # check its loads as they come from now on
-                        self._replay(logged)
+                self._cap_log()
                 return
             self._written[b] = True
             self._replay(b)
@@ -178,6 +171,13 @@ class GlobalShadow:
                 return
         entries.append((addr, nbytes, block, tid, epoch, line))
         self._logged += addr.size
+
+    def _cap_log(self) -> None:
+        """Past _MAX_LOGGED_LANES logged loads, apply every log and check loads as they come from now on."""
+        if self._logged > _MAX_LOGGED_LANES:
+            for buf in list(self._log):
+                self._written[buf] = True
+                self._replay(buf)
 
     def _replay(self, buf: int) -> None:
         """Apply a buffer's logged loads (before its first store) to the reader sets, in order."""

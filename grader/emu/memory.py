@@ -28,6 +28,15 @@ _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}  # a shift is several times cheaper than NumPy's floor division
 
 
+def span_holding(starts: np.ndarray, ends: np.ndarray, addr: np.ndarray, nbytes: int) -> int | None:
+    """The index of the span [starts[i], ends[i]) (sorted, disjoint) that holds every access of
+    `nbytes` bytes at the (non-empty) `addr`, or None where no one span holds them all: a lane's
+    minimum and maximum tell, with no per-lane search."""
+    lo, hi = int(addr.min()), int(addr.max())
+    i = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
+    return i if i >= 0 and hi + int(nbytes) <= int(ends[i]) else None
+
+
 def _word_index(byte_index: np.ndarray, size: int) -> np.ndarray:
     shift = _SHIFT[size]
     return byte_index >> shift if shift else byte_index
@@ -137,13 +146,10 @@ class GlobalHeap:
             return res
         # Alignment by a mask where the size is a power of two: uint64 % is slow in NumPy.
         offset = addr & np.uint64(size - 1) if size & (size - 1) == 0 else addr % np.uint64(size)
-        if addr.size:
+        if addr.size and span_holding(self._starts_arr, self._ends_arr, addr, size) is not None:
             # The usual case: every lane inside one allocation (one instruction reads one array).
-            lo, hi = int(addr.min()), int(addr.max())
-            j = int(np.searchsorted(self._starts_arr, np.uint64(lo), side="right")) - 1
-            if j >= 0 and hi + size <= int(self._ends_arr[j]):
-                res[offset != 0] = MISALIGNED
-                return res
+            res[offset != 0] = MISALIGNED
+            return res
         i = np.searchsorted(self._starts_arr, addr, side="right").astype(np.int64) - 1
         ic = np.maximum(i, 0)
         inside = (i >= 0) & (addr >= self._starts_arr[ic]) & (addr + np.uint64(size) <= self._ends_arr[ic])
