@@ -151,3 +151,35 @@ def test_grade_html_marks_the_two_lines_of_a_race(tmp_path: Path, root: Path):
     assert sorted(int(n) for n in re.findall(r'<tr id="L(\d+)" class="flagged"', html)) == sorted([write_a, write, read])
     assert f'href="#L{write}"' in html and f'href="#L{read}"' in html and "write-after-read race" in html
     assert re.search(rf'<tr id="L{write}" class="flagged"[^>]*>\s*<td class="ln">.*?<td class="num cell"[^>]*>[\d,]+</td>', html, re.S)
+
+
+
+@pytest.mark.parametrize("draw", [
+    lambda: plots.bars("Global memory traffic at N = 100", ["load sectors", "store sectors"],
+                       {"submission": [42_000, 1_200], "reference": [30_000, 1_000]}, "32-byte sectors"),
+    lambda: plots.rates("Pass rate of every check", ["Compiles", "Hidden test: test_rectangular_block_of_ones_" + "x" * 40,
+                                                     "Races and barriers"], [1.0, 0.5, 0.25]),
+], ids=["bars", "rates-with-a-long-name"])
+def test_a_category_chart_keeps_its_labels_title_and_axis_inside_the_image(monkeypatch, draw):
+    # The category charts are laid out from their labels' measured width, not by constrained layout:
+    # nothing drawn may fall off the image, and the labels may not cover the bars, whatever the names.
+    pytest.importorskip("matplotlib")
+    seen = []
+    finish = plots._finish
+
+    def check(plt, fig, alt):
+        renderer = fig.canvas.get_renderer()
+        fig.draw(renderer)
+        (ax,) = fig.axes
+        drawn = ax.get_tightbbox(renderer)  # the axes with every label, tick label, title and legend
+        assert drawn.x0 >= 0 and drawn.y0 >= 0 and drawn.x1 <= fig.bbox.width and drawn.y1 <= fig.bbox.height
+        labels = [t for t in ax.get_yticklabels() if t.get_text()]
+        assert labels and max(t.get_window_extent(renderer).x1 for t in labels) <= ax.get_window_extent(renderer).x0
+        seen.append([t.get_text() for t in labels])
+        return finish(plt, fig, alt)
+
+    monkeypatch.setattr(plots, "_finish", check)
+    chart = draw()
+    assert chart.uri and seen
+    assert all(len(label) <= plots.MAX_LABEL for label in seen[0])
+    assert "x" * 40 in chart.alt or "load sectors" in chart.alt  # the alt text keeps whole names

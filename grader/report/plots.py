@@ -13,6 +13,8 @@ from typing import Mapping, Sequence
 
 INSTALL_HINT = "pip install 'kernel-grader[report]'"
 _SUBMISSION, _REFERENCE, _BASELINE, _OTHER = "#d9480f", "#1c7ed6", "#868e96", "#495057"
+_FONT_SIZE = 9
+MAX_LABEL = 40  # characters of a category's name on a chart's axis
 
 
 @dataclass(frozen=True)
@@ -48,11 +50,37 @@ def _pyplot():
     return plt
 
 
-def _figure(width: float, height: float):
+def _figure(width: float, height: float, left_labels: Sequence[str] | None = None):
+    """A figure of one axes. With `left_labels` (a chart whose y axis names categories) its margins are
+    set from those labels' measured width; otherwise constrained layout places everything. That
+    layout measures every artist before the real drawing: it was half of a bar chart's time, and a
+    class's pages are mostly bar charts."""
     plt = _pyplot()
-    with plt.rc_context({"svg.fonttype": "none", "font.size": 9, "svg.hashsalt": "kernel-grader"}):
-        fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    with plt.rc_context({"svg.fonttype": "none", "font.size": _FONT_SIZE, "svg.hashsalt": "kernel-grader"}):
+        fig, ax = plt.subplots(figsize=(width, height), layout=None if left_labels is not None else "constrained")
+    if left_labels is not None:
+        _leave_room(fig, left_labels)
     return plt, fig, ax
+
+
+def _labels(names: Sequence[str]) -> list[str]:
+    """Category names as a chart's axis shows them: at most MAX_LABEL characters (the alt text and
+    the table beside the chart give them whole)."""
+    return [n if len(n) <= MAX_LABEL else n[:MAX_LABEL - 1] + "\u2026" for n in map(str, names)]
+
+
+def _leave_room(fig, labels: Sequence[str]) -> None:
+    """Margins, in inches, for the labels on the left, a title above and the x axis's ticks and label
+    below (one line each)."""
+    from matplotlib.font_manager import FontProperties
+
+    renderer = fig.canvas.get_renderer()
+    font = FontProperties(size=_FONT_SIZE)
+    widest = max((renderer.get_text_width_height_descent(str(label), font, ismath=False)[0] for label in labels),
+                 default=0.0) / fig.dpi
+    width, height = fig.get_size_inches()
+    left = min(widest + 0.25, width * 0.6)  # labels are at most MAX_LABEL characters (_labels)
+    fig.subplots_adjust(left=left / width, right=1 - 0.2 / width, top=1 - 0.35 / height, bottom=0.5 / height)
 
 
 def _finish(plt, fig, alt: str) -> Plot:
@@ -71,14 +99,14 @@ def bars(title: str, categories: Sequence[str], series: Mapping[str, Sequence[fl
     why = available()
     if why:
         return Plot(None, alt, why)
-    plt, fig, ax = _figure(6.0, 0.5 + 0.45 * len(categories) * max(len(series), 1))
+    plt, fig, ax = _figure(6.0, 0.5 + 0.45 * len(categories) * max(len(series), 1), left_labels=_labels(categories))
     colors = {"submission": _SUBMISSION, "reference": _REFERENCE, "baseline": _BASELINE}
     height = 0.8 / max(len(series), 1)
     for k, (name, values) in enumerate(series.items()):
         ys = [i + (k - (len(series) - 1) / 2) * height for i in range(len(categories))]
         drawn = ax.barh(ys, values, height=height * 0.9, label=name, color=colors.get(name, _OTHER))
         ax.bar_label(drawn, labels=[number(v) for v in values], padding=3, fontsize=8)
-    ax.set_yticks(range(len(categories)), categories)
+    ax.set_yticks(range(len(categories)), _labels(categories))
     ax.invert_yaxis()
     ax.set_xlabel(unit)
     ax.set_title(title, fontsize=10)
@@ -109,10 +137,10 @@ def rates(title: str, names: Sequence[str], fractions: Sequence[float]) -> Plot:
     why = available()
     if why:
         return Plot(None, alt, why)
-    plt, fig, ax = _figure(6.0, 0.6 + 0.32 * len(names))
+    plt, fig, ax = _figure(6.0, 0.6 + 0.32 * len(names), left_labels=_labels(names))
     drawn = ax.barh(range(len(names)), [100 * f for f in fractions], color=_REFERENCE)
     ax.bar_label(drawn, labels=[f"{f:.0%}" for f in fractions], padding=3, fontsize=8)
-    ax.set_yticks(range(len(names)), names)
+    ax.set_yticks(range(len(names)), _labels(names))
     ax.invert_yaxis()
     ax.set_xlim(0, 112)
     ax.set_xlabel("passed (%)")
