@@ -334,6 +334,44 @@ def test_pages_are_drawn_as_results_land_only_where_a_core_is_spare(tmp_path, mo
     assert sorted(p.name for p in (out / "reports").glob("*.html")) == ["a.html", "b.html"]
 
 
+def test_on_the_emulator_the_pages_are_shared_at_the_end_once_a_slot_falls_idle(tmp_path, monkeypatch):
+    """Every core grades, so no page is drawn beside the gradings; the writer starts when a slot
+    falls idle (fewer gradings left than slots) and then draws from the last student back while the
+    batch's own process draws from the first. Every page is written, as write_reports alone writes it."""
+    events = []
+    out = tmp_path / "out"
+
+    class Recording(batch.PageStream):
+        def warm(self):
+            events.append(("warm", len(list((out / "results").glob("*.json")))))
+            super().warm()
+
+        def submit(self, entry):
+            events.append(("page", entry.student))
+            super().submit(entry)
+
+    monkeypatch.setattr(batch, "PageStream", Recording)
+    monkeypatch.setattr(batch.math_threads, "usable_cores", lambda: 2)
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    names = [f"s{i}" for i in range(5)]
+    for name in names:
+        (subs / f"{name}.cu").write_bytes((ROOT / "reference/level2/wrong/does_not_compile.cu").read_bytes())
+    batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=2))
+    assert events[0] == ("warm", 4)  # after the fourth result: one grading left for two slots
+    assert events[1:] == [("page", name) for name in reversed(names)]
+    pages = {p.name: p.read_text() for p in (out / "reports").glob("*.html")}
+    assert sorted(pages) == [f"{name}.html" for name in names]
+    for p in (out / "reports").glob("*.html"):
+        p.unlink()
+    from grader.report import class_page
+
+    exercise, entries = load(ROOT / "exercises/level2"), batch.collect(subs, tmp_path / "scratch")
+    rows, stale = batch.read_rows(out, entries)
+    class_page.write_reports(out, exercise, entries, batch.summarize(rows, entries, exercise, stale))
+    assert {p.name: p.read_text() for p in (out / "reports").glob("*.html")} == pages
+
+
 def test_a_second_batch_on_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()

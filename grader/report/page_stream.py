@@ -9,6 +9,12 @@ threads that wait on children, and a page's plotting never holds its interpreter
 The stream is only a head start. write_reports, after the last grading, writes every page that is
 missing or older than its results (a page the stream could not build, or had no time to), so a
 failure here never loses a page, let alone a grade.
+
+Where every core grades (the emulator's batch) pages drawn beside the gradings would only slow them,
+so the batch hands its pages over at the end instead (`share`): the writer draws from the last
+student back while write_reports draws from the first, each skipping the pages the other has
+written, so the two cores that graded draw the pages too. The writer is started (`warm`) once a
+grading slot falls idle, so that its imports are paid before the end.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import multiprocessing
 import signal
 from concurrent.futures import Future, ProcessPoolExecutor, wait
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 
 class PageStream:
@@ -29,34 +35,63 @@ class PageStream:
         self._pool: ProcessPoolExecutor | None = None
         self._broken = False
 
+    @property
+    def started(self) -> bool:
+        """Whether the writer's process was started (by `warm` or a first page)."""
+        return self._pool is not None
+
+    def warm(self) -> None:
+        """Start the writer now and let it import what a page needs, ahead of the pages."""
+        self._call(_prepare)
+
     def submit(self, entry: Any) -> None:
         """Queue the page of `entry` (a batch Entry whose results file has just been written)."""
+        self._call(_write, self._out, entry, self._python)
+
+    def share(self, entries: Sequence[Any]) -> None:
+        """Queue the pages of `entries` from the last back to the first, for a write_reports that runs
+        now and draws from the first: each skips the pages already written (at most the page where
+        they meet is drawn twice, to the same bytes)."""
+        for entry in reversed(entries):
+            self.submit(entry)
+
+    def close(self, timeout: float, *, queued: bool = True) -> None:
+        """Wait up to `timeout` seconds for the pages being drawn (and, with `queued`, those still
+        queued), then stop the writer; pages not drawn are left to write_reports."""
+        if self._pool is None:
+            return
+        if not queued:
+            for future in self._futures:
+                future.cancel()  # only what has not started: a page half-written is finished
+        wait(self._futures, timeout=timeout)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+
+    def _call(self, fn: Any, *args: Any) -> None:
         if self._broken:
             return
         try:
-            if self._pool is None:  # started by the first result: a batch with nothing to grade starts nothing
+            if self._pool is None:  # started on demand: a batch with nothing to grade starts nothing
                 # spawn: the batch's process has threads, which a forked copy must not inherit mid-lock.
                 self._pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                                                  initializer=_start_writer)
-            self._futures.append(self._pool.submit(_write, self._out, entry, self._python))
+            self._futures.append(self._pool.submit(fn, *args))
         # No process to be had (ImportError: a platform without working semaphores, as in some
         # containers), or it died: write_reports writes the rest.
         except (ImportError, OSError, RuntimeError, ValueError):
             self._broken = True
 
-    def close(self, timeout: float) -> None:
-        """Wait up to `timeout` seconds for the queued pages, then stop the writer; pages still queued
-        are dropped (write_reports writes them)."""
-        if self._pool is None:
-            return
-        wait(self._futures, timeout=timeout)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        self._pool = None
-
 
 def _start_writer() -> None:
     # Ctrl-C reaches the whole process group: the batch stops its writer itself, without a traceback here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _prepare() -> None:
+    # What every page needs: the report modules and the plotting library (when installed).
+    from . import class_page, plots  # noqa: F401
+
+    plots.preload()
 
 
 def _write(out: Path, entry: Any, python: bool) -> None:

@@ -434,15 +434,22 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
         pages = PageStream(out, python=exercise.kind == "python")  # each student's page as their result lands
         # ... where a core is left for drawing them: on a GPU the gradings mostly wait for the GPU;
-        # on the emulator every core grades, and pages drawn beside the gradings would only slow them.
-        by_student = {entry.student: entry for entry in todo} \
-            if backend == "gpu" or math_threads.usable_cores() > executor.workers else {}
+        # on the emulator every core grades, and pages drawn beside the gradings would only slow them:
+        # there the writer starts once a slot falls idle, and shares the pages with this process at the end.
+        streaming = backend == "gpu" or math_threads.usable_cores() > executor.workers
+        by_student = {entry.student: entry for entry in todo} if streaming else {}
+        left = [len(todo)]
 
         def done(outcome: Outcome) -> None:
             if on_done:
                 on_done(outcome)
             if not outcome.skipped and outcome.student in by_student:
                 pages.submit(by_student[outcome.student])
+            left[0] -= 1
+            # A slot has fallen idle: the writer's imports take its core now (a class of a few
+            # submissions has no tail worth a process of its own).
+            if not streaming and left[0] < executor.workers <= len(todo) // 2 and not pages.started:
+                pages.warm()
 
         try:
             executor.grade_all(context, todo, done)
@@ -456,9 +463,13 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         _write_text(out / "summary.txt", "\n".join(summary.lines()) + "\n")
         _write_text(out / "summary.json", json.dumps(summary.to_json(), indent=2) + "\n")
         context.mark("gradebook")
-        pages.close(timeout=PAGE_STREAM_WAIT)
+        if streaming:
+            pages.close(timeout=PAGE_STREAM_WAIT)
+        elif pages.started:
+            pages.share(todo)
         context.mark("pages")
         _write_html_reports(out, exercise, entries, summary)
+        pages.close(timeout=PAGE_STREAM_WAIT, queued=False)  # the page it may be drawing; the rest are written
         context.mark("reports")
         write_timeline(context, started)
         return BatchResult(out, csv_path, summary, len(todo), done_before, executor.workers, time.perf_counter() - started,
@@ -490,8 +501,7 @@ def _import_report_modules() -> None:
     try:
         from ..report import class_page, plots  # noqa: F401
 
-        if not plots.available():
-            plots._pyplot()
+        plots.preload()
     except Exception:  # noqa: BLE001 - only a head start: the pages import (and report) it themselves
         pass
 
