@@ -42,7 +42,7 @@ class PageStream:
 
     def warm(self) -> None:
         """Start the writer now and let it import what a page needs, ahead of the pages."""
-        self._call(_prepare)
+        self._call(prepare)
 
     def submit(self, entry: Any) -> None:
         """Queue the page of `entry` (a batch Entry whose results file has just been written)."""
@@ -87,8 +87,9 @@ def _start_writer() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _prepare() -> None:
-    # What every page needs: the report modules and the plotting library (when installed).
+def prepare() -> None:
+    """Import what every page needs: the report modules and the plotting library (when installed).
+    The writer does it when warmed; the batch's own process, in a thread, for the class page."""
     from . import class_page, plots  # noqa: F401
 
     plots.preload()

@@ -106,14 +106,15 @@ def bars(title: str, categories: Sequence[str], series: Mapping[str, Sequence[fl
     why = available()
     if why:
         return Plot(None, alt, why)
-    plt, fig, ax = _figure(6.0, 0.5 + 0.45 * len(categories) * max(len(series), 1), left_labels=_labels(categories))
+    labels = _labels(categories)
+    plt, fig, ax = _figure(6.0, 0.5 + 0.45 * len(categories) * max(len(series), 1), left_labels=labels)
     colors = {"submission": _SUBMISSION, "reference": _REFERENCE, "baseline": _BASELINE}
     height = 0.8 / max(len(series), 1)
     for k, (name, values) in enumerate(series.items()):
         ys = [i + (k - (len(series) - 1) / 2) * height for i in range(len(categories))]
         drawn = ax.barh(ys, values, height=height * 0.9, label=name, color=colors.get(name, _OTHER))
         ax.bar_label(drawn, labels=[number(v) for v in values], padding=3, fontsize=8)
-    ax.set_yticks(range(len(categories)), _labels(categories))
+    ax.set_yticks(range(len(categories)), labels)
     ax.invert_yaxis()
     ax.set_xlabel(unit)
     ax.set_title(title, fontsize=10)
@@ -144,10 +145,11 @@ def rates(title: str, names: Sequence[str], fractions: Sequence[float]) -> Plot:
     why = available()
     if why:
         return Plot(None, alt, why)
-    plt, fig, ax = _figure(6.0, 0.6 + 0.32 * len(names), left_labels=_labels(names))
+    labels = _labels(names)
+    plt, fig, ax = _figure(6.0, 0.6 + 0.32 * len(names), left_labels=labels)
     drawn = ax.barh(range(len(names)), [100 * f for f in fractions], color=_REFERENCE)
     ax.bar_label(drawn, labels=[f"{f:.0%}" for f in fractions], padding=3, fontsize=8)
-    ax.set_yticks(range(len(names)), _labels(names))
+    ax.set_yticks(range(len(names)), labels)
     ax.invert_yaxis()
     ax.set_xlim(0, 112)
     ax.set_xlabel("passed (%)")

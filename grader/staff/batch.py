@@ -55,7 +55,7 @@ from ..run.parent.gpu_worker import VARIABLE as GPU_WORKER_VARIABLE
 from ..run.parent.gpu_worker import GpuWorker
 from ..run.parent.isolated import STATUSES, TAG_VARIABLE, Graded, grade_in_child, kill_tagged
 from ..notebook import graded_source
-from ..report.page_stream import PageStream
+from ..report.page_stream import PageStream, prepare as prepare_pages
 from ..run.parent import reaper
 from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
@@ -499,9 +499,7 @@ def _import_report_modules() -> None:
     """Import what _write_html_reports will need (an optional plotting library that is missing is
     simply not imported)."""
     try:
-        from ..report import class_page, plots  # noqa: F401
-
-        plots.preload()
+        prepare_pages()
     except Exception:  # noqa: BLE001 - only a head start: the pages import (and report) it themselves
         pass
 
