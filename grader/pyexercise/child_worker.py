@@ -1,14 +1,13 @@
 """The child that runs a Python submission: it calls the student's functions and returns values.
 
 Copied as pyworker.py, with values.py as pyvalues.py, into a fresh folder that holds nothing but the
-submission and the exercise's public modules, and started there as `python -I -B pyworker.py`
-(grader/pyexercise/sandbox.py, the parent's side)
-under the exercise's limits, in new user, network and mount namespaces where the machine allows
-them. It must not import the grader: the grader's own folder (and the exercise's) are not where it
-runs.
+submission and the exercise's public modules, and started there as `python -I -S -B pyworker.py`
+(grader/pyexercise/sandbox.py, the parent's side) in the jail (grader/run/jail), under the
+exercise's limits. It must not import the grader: the grader's own folder (and the exercise's) are
+not where it runs. NumPy comes from the folder the setup names ("site"), where the jail lends it.
 
 Protocol: one JSON object per line. The first line in is the setup ({"submission", "public",
-"functions", "allowed"}); the first line out says what loaded. Then each line in is a call
+"functions", "audit", "site"}); the first line out says what loaded. Then each line in is a call
 ({"id", "fn", "args"}) and each line out its outcome ({"id", "ok", "value", "args"} or {"id",
 "ok": false, "error", "line"}). The protocol uses copies of fds 0 and 1 made before the student's
 code loads; the student's own prints go to stderr, which the grader caps. Nothing here compares or
@@ -16,7 +15,7 @@ scores: the grader does, with what comes back.
 
 An audit hook (installed before the student's code loads) refuses what a function computing values
 never needs: starting processes, sockets, ctypes, and opening files outside this folder and the
-Python installation. It backs up the namespaces and rlimits; it is not the only wall.
+Python installation. It is a tripwire that says why in words; the walls are the kernel's (the jail).
 """
 from __future__ import annotations
 
@@ -50,7 +49,8 @@ def main() -> int:
     setup = json.loads(proto_in.readline())
     sys.setrecursionlimit(3000)
     here = os.path.realpath(os.getcwd())
-    sys.path.insert(0, here)  # -I leaves the script's folder off the path; this folder is ours
+    site = setup.get("site") or here
+    sys.path[:0] = [here, site]  # -I leaves the script's folder off the path; this folder is ours
 
     import numpy  # loaded (and its files read) before the hook narrows what may be opened
     import numpy.testing  # noqa: F401 - it imports subprocess and socket itself; their calls are still refused
@@ -68,8 +68,7 @@ def main() -> int:
 
     # Readable besides this folder: the standard library and NumPy (lazy submodules), never the
     # whole sys.path, which may hold the grader's checkout (an editable install).
-    readable = [here, os.path.dirname(os.path.realpath(os.__file__)), os.path.dirname(os.path.realpath(numpy.__file__))]
-    readable += [os.path.realpath(p) for p in setup.get("allowed", ()) if p]
+    readable = [here, site, os.path.dirname(os.path.realpath(os.__file__)), os.path.dirname(os.path.realpath(numpy.__file__))]
     if setup.get("audit", True):
         _install_hook(here, readable)
 
@@ -132,6 +131,8 @@ def _why(exc: BaseException) -> str:
         return f"{type(exc).__name__}: {exc.msg}"
     if isinstance(exc, MemoryError):
         return "MemoryError: it needed more memory than grading allows"
+    if isinstance(exc, RuntimeError) and "new thread" in str(exc):
+        return "RuntimeError: can't start new thread (a submission may not start threads or processes)"
     text = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 

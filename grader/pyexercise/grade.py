@@ -33,6 +33,7 @@ from ..exercise import Exercise
 from .sandbox import CallOutcome, Worker
 from .spec import Function, PySpec
 from ..results import NotRun, Report, TestResult
+from ..run.jail import layers as jail_layers
 from ..run.parent.sandbox import python_argv, run_child
 
 BACKEND = "python"
@@ -163,26 +164,6 @@ def hide_paths(exercise: Exercise) -> list[Path]:
     return [exercise.root, exercise.reference_dir, grader_root, grader_root.parent / "tests"]
 
 
-def sync(original: Any, after: Any) -> None:
-    """Bring an argument up to date with what the call left in it (the child had its own copy)."""
-    import numpy as np
-
-    try:
-        if isinstance(original, np.ndarray) and isinstance(after, np.ndarray) and original.shape == after.shape:
-            if original.flags.writeable:
-                original[...] = after
-        elif isinstance(original, list) and isinstance(after, list):
-            original[:] = after
-        elif isinstance(original, dict) and isinstance(after, dict):
-            original.clear()
-            original.update(after)
-        elif type(original) is type(after) and hasattr(original, "__dict__") and not isinstance(original, type):
-            vars(original).clear()
-            vars(original).update(vars(after))
-    except (TypeError, ValueError):
-        pass  # a value that does not fit where it came from: the checks see the original
-
-
 def call_text(fn: str, out: CallOutcome, where: notebook_module.SourceMap) -> str:
     """Why a call failed, pointing at the submission's line when there is one."""
     at = f" (at {where.describe(out.line)})" if out.line else ""
@@ -223,15 +204,20 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
     outcomes = Outcomes()
     tmp = Path(tempfile.mkdtemp(prefix="kg-pygrade-"))
     try:
+        stop_hidden = threading.Event()
+        jail_layers.current()  # found once here, inherited by the hidden tests' process
         with ThreadPoolExecutor(max_workers=2) as pool:
-            hidden = pool.submit(_hidden_tests, exercise, sub, tmp) if spec.hidden_tests and _test_files(exercise) else None
+            hidden = (pool.submit(_hidden_tests, exercise, sub, tmp, stop_hidden)
+                      if spec.hidden_tests and _test_files(exercise) else None)
             with Worker(sub.source, functions=spec.names, public_files=material.files, limits=spec.limits,
-                        hide=hide_paths(exercise), public_classes=material.classes) as worker:
+                        hide=hide_paths(exercise), public_classes=material.classes, changes=spec.changes) as worker:
                 loaded = worker.loaded
                 if loaded.ok:
                     _public_checks(worker, spec, material, sub.where, outcomes)
-                output = worker.output
+                else:
+                    stop_hidden.set()  # a module that does not load scores 0 whatever the tests say: no need to wait
                 isolation = worker.isolation
+            output = worker.output  # read once the child is gone: all it printed, however short
             hidden_problem = hidden.result() if hidden else None
         if hidden is not None:
             _read_hidden(tmp / "hidden-results.jsonl", spec, outcomes)
@@ -273,8 +259,6 @@ def _public_checks(worker: Worker, spec: PySpec, material: PublicMaterial, where
                 if worker.dead:
                     worker.restart()
                 continue
-            for original, after in zip(args, out.args):
-                sync(original, after)
             try:
                 verify(out.value, args)
             except AssertionError as exc:
@@ -329,7 +313,7 @@ def _test_files(exercise: Exercise) -> list[Path]:
     return sorted((exercise.root / "tests").glob("test_*.py"))
 
 
-def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path) -> str | None:
+def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path, stop: threading.Event | None = None) -> str | None:
     """Run tests/test_*.py with the grader.pyexercise.hidden_tests plugin; why it stopped early, or None."""
     source = tmp / "submission-source.py"
     source.write_text(sub.source, encoding="utf-8")
@@ -343,7 +327,8 @@ def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path) -> str | Non
     limits = exercise.spec.limits
     argv = python_argv("pytest", "-q", "-p", "grader.pyexercise.hidden_tests", "-p", "no:cacheprovider", "--rootdir", str(tmp),
                        *map(str, _test_files(exercise)))
-    child = run_child(argv, timeout=limits.run_seconds + 30, env=env, cwd=str(tmp), output_cap=limits.output_bytes)
+    child = run_child(argv, timeout=limits.run_seconds + 30, env=env, cwd=str(tmp), output_cap=limits.output_bytes,
+                      stop=stop)
     if child.timed_out:
         return TIMED_OUT
     return None if child.returncode in (0, 1) else f"pytest {child.describe()}: {child.stderr.strip()[-300:] or child.stdout.strip()[-300:]}"

@@ -30,7 +30,7 @@ import pytest
 from ..exercise import load
 from ..run.child.hidden_tests import outcome_record, write_record
 from ..notebook import CellLine, SourceMap
-from .grade import JOB_VARIABLE, call_text, hide_paths, public_material, sync
+from .grade import JOB_VARIABLE, call_text, hide_paths, public_material
 from .sandbox import Worker
 
 _CALLED: list[set[str]] = [set()]
@@ -58,8 +58,6 @@ class Student:
         out = self._worker.call(fn, args, timeout=self._seconds.get(fn))
         if not out.ok:
             raise StudentError(call_text(fn, out, self._where))
-        for original, after in zip(args, out.args):
-            sync(original, after)
         return out.value
 
 
@@ -70,7 +68,7 @@ def student() -> Student:
     material = public_material(exercise)
     source = Path(job["source"]).read_text(encoding="utf-8")
     worker = Worker(source, functions=exercise.spec.names, public_files=material.files, limits=exercise.spec.limits,
-                    hide=hide_paths(exercise), public_classes=material.classes)
+                    hide=hide_paths(exercise), public_classes=material.classes, changes=exercise.spec.changes)
     where = SourceMap(job["name"], tuple(CellLine(c, l) for c, l in job.get("cells", [])))
     yield Student(worker, where, {f.name: f.call_seconds for f in exercise.spec.functions})
     worker.close()

@@ -1,16 +1,14 @@
-"""The parent's side of a Python submission's child: start it walled off, call functions, get values.
+"""The parent's side of a Python submission's child: start it in the jail, call functions, get values.
 
-The child (grader/pyexercise/child_worker.py) runs in a fresh temporary folder holding only the submission, the
-exercise's public modules, the worker and its value codec: not the exercise folder, its hidden
-tests, the reference solution or the grader. Where the machine allows it, it starts in new user,
-network and mount namespaces (`unshare --user --map-root-user --net --mount`): no network at all,
-and the exercise, reference and grader folders covered by empty read-only mounts, so even an
-absolute path finds nothing. Where it does not (a container without user namespaces), the same
-folders are out of its folder and the worker's audit hook refuses opening files outside it, but
-nothing stops a determined escape through the interpreter; `isolation` says which applied.
+The child (grader/pyexercise/child_worker.py, copied as pyworker.py) runs in a jail
+(grader/run/jail): a folder of its own holding only the submission, the exercise's public modules,
+the worker and its value codec; NumPy lent read-only; nothing of the exercise folder, its hidden
+tests, the reference, the grader or other gradings. The kernel keeps it there (bubblewrap's
+namespaces, else Landlock; a seccomp filter that refuses new processes, threads, sockets and
+signals; a sandbox uid where the grader is root); `isolation` says which walls applied. The worker's
+audit hook is a tripwire for clear messages, not a wall.
 
-Always: the exercise's rlimits (CPU, address space, file size, open files), its own process group
-killed on a timeout, capped output, a minimal environment, and every value decoded by
+Always: the exercise's rlimits, capped output, a minimal environment, and every value decoded by
 grader.pyexercise.values (JSON, never pickle). Nothing here compares or scores.
 """
 from __future__ import annotations
@@ -18,67 +16,28 @@ from __future__ import annotations
 import json
 import os
 import queue
-import shlex
 import shutil
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import values as pyvalues
-from ..run.parent.sandbox import _CappedReader, _kill_group, _limit_setter
+from . import arguments, values as pyvalues
+from ..run.jail import layers as jail_layers
+from ..run.jail import confine
+from ..run.jail.launch import Cell, Jailed
+from ..run.jail.syscalls import SyscallPolicy
+from ..run.parent.sandbox import _CappedReader
 from ..spec import Limits
 from ..run.parent.supervisor import child_limits
 
 MAX_REPLY_BYTES = 16 * 1024**2
 _HERE = Path(__file__).resolve().parent
-# Inside the new namespaces the child's folder is bound here, and the child runs in it (mask_script).
-INSIDE = "/mnt"
-MOUNT_FAILED = 97
-
-
-def interpreter_folders() -> list[Path]:
-    """The folders the child's Python needs to start and import NumPy: never hidden, wherever they are
-    (a virtual environment inside a checkout under /tmp, as a CI job may have)."""
-    import numpy
-
-    found = [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, Path(numpy.__file__).parent.parent]
-    return list(dict.fromkeys(p.resolve() for p in found))
-
-
-def mask_script(folder: Path, masks: Sequence[Path], keep: Sequence[Path]) -> str:
-    """The shell script run inside the new namespaces before the child: bind `folder` at INSIDE, cover
-    each of `masks` with an empty read-only tmpfs, and put back, inside a covered folder, each folder
-    of `keep` it holds (the child's own Python: a CI job may keep its virtual environment under
-    /tmp). The command to run follows as "$@". Exit 97: a mount failed."""
-    q = shlex.quote
-    keep = [k for k in dict.fromkeys(keep) if not any(o != k and o in k.parents for o in keep)]
-    lines = [f"mount --bind {q(str(folder))} {INSIDE} || exit 97"]
-    staged = {}
-    for i, k in enumerate(keep):
-        if any(m in k.parents for m in masks):  # seen through a bind made before its folder is covered
-            staged[k] = f"{INSIDE}/.kg-keep-{i}"
-            lines.append(f"mkdir {staged[k]} && mount --bind {q(str(k))} {staged[k]} || exit 97")
-    for m in masks:
-        if m in keep:
-            continue  # the child's own Python: it cannot be hidden
-        inner = [k for k in staged if m in k.parents]
-        if not inner:
-            lines.append(f"mount -t tmpfs -o ro,size=4k kg-hidden {q(str(m))} || exit 97")
-            continue
-        lines.append(f"mount -t tmpfs -o size=64k kg-hidden {q(str(m))} || exit 97")
-        for k in inner:
-            lines.append(f"mkdir -p {q(str(k))} && mount --bind {staged[k]} {q(str(k))} || exit 97")
-        lines.append(f"mount -o remount,ro {q(str(m))} || exit 97")
-    for path in staged.values():
-        lines.append(f"umount {path} && rmdir {path} || exit 97")
-    lines += [f"cd {INSIDE} || exit 97", 'exec "$@"']
-    return "\n".join(lines)
+NO_NAMESPACES_VARIABLE = jail_layers.NO_NAMESPACES_VARIABLE  # set (to anything) to grade as where namespaces are refused
+# A function computes values: it starts no process or thread, opens no socket, signals nobody. Refusing
+# threads also keeps a submission from writing into the grader's channel while the worker does.
+PYTHON_SYSCALLS = SyscallPolicy(processes=False, threads=False, signals=False, unix_sockets=False)
 
 
 @dataclass(frozen=True)
@@ -102,30 +61,9 @@ class LoadOutcome:
     line: int | None = None
 
 
-NO_NAMESPACES_VARIABLE = "KERNEL_GRADER_NO_NAMESPACES"  # set (to anything) to grade as where unshare is refused
-
-
 def namespaces_available() -> bool:
-    """Whether `unshare` can give a child new user, network and mount namespaces here (probed once)."""
-    return not os.environ.get(NO_NAMESPACES_VARIABLE) and _probe_namespaces()
-
-
-@lru_cache(maxsize=1)
-def _probe_namespaces() -> bool:
-    unshare = shutil.which("unshare")
-    if not unshare or sys.platform != "linux":
-        return False
-    folder = tempfile.mkdtemp(prefix="kg-probe-")
-    try:  # exactly what a child's start does: bind a folder at INSIDE, hide /proc and the temp folder
-        script = mask_script(Path(folder), [Path("/proc"), Path(tempfile.gettempdir()).resolve()], interpreter_folders())
-        probe = subprocess.run([unshare, "--user", "--map-root-user", "--net", "--mount", "sh", "-c", script, "sh",
-                                "sh", "-c", "test ! -e /proc/self && echo ok"],
-                               capture_output=True, text=True, timeout=10, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-    return probe.returncode == 0 and probe.stdout.strip() == "ok"
+    """Whether a child gets bubblewrap's namespaces here (else Landlock, or no kernel wall at all)."""
+    return jail_layers.current().namespaces
 
 
 class Worker:
@@ -136,19 +74,22 @@ class Worker:
     """
 
     def __init__(self, source: str, *, functions: Sequence[str], public_files: Mapping[str, str], limits: Limits,
-                 hide: Sequence[Path] = (), public_classes: Mapping[str, type] | None = None, audit: bool = True):
+                 hide: Sequence[Path] = (), public_classes: Mapping[str, type] | None = None, audit: bool = True,
+                 changes: Mapping[str, Sequence[str]] | None = None):
         self.source = source
         self.functions = tuple(functions)
         self.public_files = dict(public_files)
         self.limits = limits
-        self.hide = [Path(p).resolve() for p in hide if Path(p).exists()]
+        self.hide = tuple(Path(p).resolve() for p in hide if Path(p).exists())
         self.factories = {k: pyvalues.empty_instance(v) for k, v in (public_classes or {}).items()}
         self.public_classes = dict(public_classes or {})
-        self.audit = audit  # False only to test the namespaces as the sole wall
+        self.audit = audit  # False only to test the kernel's walls alone
+        self.changes = dict(changes or {})
         self.deadline = time.monotonic() + limits.run_seconds
-        self.isolation = "namespaces" if namespaces_available() else "folder and audit hook"
-        self.proc: subprocess.Popen | None = None
-        self.folder: Path | None = None
+        self.layers = jail_layers.current()
+        self.isolation = self.layers.describe()
+        self.proc = None
+        self.jail: Jailed | None = None
         self.dead = ""
         self.stderr: _CappedReader | None = None
         self.printed: list[str] = []
@@ -163,37 +104,24 @@ class Worker:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def _start(self) -> LoadOutcome:
-        self.folder = Path(tempfile.mkdtemp(prefix="kg-py-"))
-        (self.folder / "submission.py").write_text(self.source, encoding="utf-8")
-        for name, text in self.public_files.items():
-            (self.folder / name).write_text(text, encoding="utf-8")
-        # Under the names the worker knows them by (it imports pyvalues): top-level modules in that folder.
-        shutil.copy(_HERE / "child_worker.py", self.folder / "pyworker.py")
-        shutil.copy(_HERE / "values.py", self.folder / "pyvalues.py")
-        argv = [sys.executable, "-I", "-B", "pyworker.py"]
-        home = str(self.folder)
-        if self.isolation == "namespaces":
-            # Besides what the caller hides: every process's /proc entry (the grader's own command
-            # lines, environments and memory), and the temp folders where other gradings keep their
-            # files (other students' submissions in a batch, the hidden tests' results).
-            masks = ["/proc", tempfile.gettempdir(), str(self.folder.parent), *map(str, self.hide)]
-            masks = [Path(m).resolve() for m in masks if Path(m).is_dir()]
-            # A folder inside another one hidden is hidden with it (and could not be mounted on).
-            masks = [m for m in dict.fromkeys(masks) if m != Path("/") and not any(o != m and o in m.parents for o in masks)]
-            script = mask_script(self.folder, masks, interpreter_folders())
-            argv = ["unshare", "--user", "--map-root-user", "--net", "--mount", "sh", "-c", script, "sh", *argv]
-            home = INSIDE
-        env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8",
-               "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         seconds = max(1.0, self.deadline - time.monotonic())
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=str(self.folder), env=env, start_new_session=True,
-                                     preexec_fn=_limit_setter(child_limits(self.limits, seconds)))
+        cell = Cell(packages=("numpy",), hidden=self.hide, syscalls=PYTHON_SYSCALLS,
+                    limits=child_limits(self.limits, seconds))
+        self.jail = jail = Jailed(cell, self.layers)
+        jail.write("submission.py", self.source)
+        for name, text in self.public_files.items():
+            jail.write(name, text)
+        # Under the names the worker knows them by (it imports pyvalues): top-level modules in that folder.
+        jail.write("pyworker.py", (_HERE / "child_worker.py").read_text(encoding="utf-8"))
+        jail.write("pyvalues.py", (_HERE / "values.py").read_text(encoding="utf-8"))
+        env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        self.proc = jail.popen([jail.python, "-I", "-S", "-B", "pyworker.py"], env=env)
         self.stderr = _CappedReader(self.proc.stderr, self.limits.output_bytes)
         self.replies: queue.Queue = queue.Queue()
         threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
         self._send({"submission": "submission.py", "public": [Path(n).stem for n in self.public_files if n.endswith(".py")],
-                    "functions": list(self.functions), "audit": self.audit})
+                    "functions": list(self.functions), "audit": self.audit, "site": jail.packages_inside})
         first = self._reply()
         if first is None:
             return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
@@ -203,7 +131,10 @@ class Worker:
         return LoadOutcome(True, {fn: bool(defined.get(fn)) for fn in self.functions})
 
     def restart(self) -> LoadOutcome:
-        """A fresh child after one died (the time limit still counts from the first)."""
+        """A fresh child after one died in a call (the time limit still counts from the first). A
+        submission that did not load is not started again: it would fail the same way, once per test."""
+        if not self.loaded.ok:
+            return self.loaded
         self._stop()
         self.dead = ""
         self.loaded = self._start()
@@ -219,23 +150,16 @@ class Worker:
         self.close()
 
     def _stop(self) -> None:
+        if self.jail is not None:
+            self.jail.close()  # every process of the jail is gone before any verdict is written
+            self.jail = None
         if self.proc is not None:
-            if self.proc.poll() is None:
-                _kill_group(self.proc)
-            else:  # it ended; anything it started in its group goes too
-                try:
-                    os.killpg(self.proc.pid, 9)
-                except (ProcessLookupError, PermissionError):
-                    pass
             if self.stderr is not None:
                 self.stderr.join(2.0)
                 text = self.stderr.text().strip()
                 if text:
                     self.printed.append(text)
             self.proc = None
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
 
     @property
     def output(self) -> str:
@@ -246,7 +170,10 @@ class Worker:
     # -- calls ----------------------------------------------------------------------------------
 
     def call(self, fn: str, args: Sequence[Any], timeout: float | None = None) -> CallOutcome:
-        """Call the student's `fn` with args (values the codec allows) and wait for what it gives."""
+        """Call the student's `fn` with args (values the codec allows) and wait for what it gives.
+
+        The child works on copies of args. What the exercise lets a call change (`changes`) is
+        brought back into args; any other change fails the call (grader.pyexercise.arguments)."""
         if fn not in self.functions:
             raise KeyError(fn)
         if not self.loaded.ok or self.dead:
@@ -283,7 +210,11 @@ class Worker:
             after = pyvalues.decode(reply.get("args"), self.factories)
         except (pyvalues.NotAValue, ValueError, TypeError) as exc:
             return CallOutcome(False, error=f"it returned something the grader cannot read: {exc}")
-        return CallOutcome(True, value=value, args=tuple(after) if isinstance(after, list) else ())
+        changed = arguments.take_back(args, after if isinstance(after, list) else [], self.changes)
+        if changed:
+            return CallOutcome(False, error=f"{changed}; a function must leave its inputs as it got them "
+                                            "(the grader checks its result against its own copies)")
+        return CallOutcome(True, value=value, args=tuple(args))
 
     def _send(self, doc: Mapping[str, Any]) -> None:
         try:
@@ -321,8 +252,9 @@ class Worker:
             return None
         if reply is None:
             self.proc.wait(timeout=5)
-            if self.proc.returncode == MOUNT_FAILED and self.isolation == "namespaces" and self._next == 0:
-                raise OSError("the grader could not set up the child's namespaces (a mount failed)")
+            if self.proc.returncode == confine.FAILED and self._next == 0:
+                self.stderr.join(2.0)
+                raise OSError(f"the grader could not start the sandbox: {self.stderr.text().strip()[-300:]}")
             self._kill(_ended(self.proc.returncode))
             return None
         if reply.get("_too_big"):
@@ -336,7 +268,11 @@ class Worker:
     def _kill(self, why: str) -> None:
         self.dead = why
         if self.proc is not None and self.proc.poll() is None:
-            _kill_group(self.proc)
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
 
 
 def _ended(code: int | None) -> str:

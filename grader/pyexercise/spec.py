@@ -14,6 +14,9 @@ A Python exercise asks for functions rather than a kernel:
 
     [hidden_tests]                          # tests/test_*.py, pytest, through the `student` fixture
 
+    [changes]                               # what a call may change in its arguments (else it fails)
+    "lesson.CountingMemory" = ["reads"]
+
 The exercise folder also holds README.md (the task), skeleton.py (the functions with TODOs) and
 checks.py (the public checks a student's check cells run, and the grader runs too); the reference
 is reference/<id>/solution.py with wrong/*.py beside it. See docs/python-exercises.md.
@@ -56,6 +59,9 @@ class PySpec:
     hidden_tests: bool = False
     limits: Limits = field(default_factory=Limits)
     kind: str = KIND
+    # What a call may change in its arguments: "module.Class" of a public class -> attribute names
+    # (everything else a call changes fails it; grader.pyexercise.arguments).
+    changes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def max_score(self) -> float:
@@ -86,4 +92,5 @@ def from_dict(raw: Mapping[str, Any], source: str = "spec.toml") -> PySpec:
     limits = Limits(**{"run_seconds": 120.0, **dict(raw.get("limits", {}))})
     hidden = raw.get("hidden_tests")
     return PySpec(id=raw["id"], title=raw["title"], functions=functions, public_modules=tuple(raw.get("public_modules", ())),
-                  hidden_tests=bool(hidden is not None and hidden.get("enabled", True)), limits=limits)
+                  hidden_tests=bool(hidden is not None and hidden.get("enabled", True)), limits=limits,
+                  changes={str(k): tuple(v) for k, v in raw.get("changes", {}).items()})

@@ -239,7 +239,10 @@ class _CappedReader:
         if stream is None:
             return
         kept = 0
-        for chunk in iter(lambda: stream.read(65536), b""):
+        # read1: whatever has arrived, at once (read(n) would wait for n bytes or the end, so what a
+        # live child printed, under 64 KiB, was never seen before it ended)
+        read = getattr(stream, "read1", stream.read)
+        for chunk in iter(lambda: read(65536), b""):
             self.total += len(chunk)
             if kept < self.cap:
                 self.chunks.append(chunk[: self.cap - kept])

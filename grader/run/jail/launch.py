@@ -1,0 +1,155 @@
+"""Starting one jailed process: its folder, its view, its uid, the launcher, and bubblewrap or Landlock.
+
+    cell = Cell(packages=("numpy",), hidden=(...), syscalls=SyscallPolicy(), limits=ResourceLimits(...))
+    with Jailed(cell, layers) as jail:                  # a fresh folder; a uid leased where root
+        jail.write("submission.py", text)
+        proc = jail.popen([jail.python, "-I", "-S", "-B", "pyworker.py"], env=...)
+        ...
+    # closed: every process of the jail killed, the uid given back, the folder removed
+
+The command's paths are those the process sees: `jail.folder_inside` (its working folder) and
+`jail.packages_inside` (put it first on sys.path to import the lent packages).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ..parent.sandbox import ResourceLimits
+from . import confine, syscalls, uids, view as views
+from .layers import Layers
+
+CONFINE_SCRIPT = Path(confine.__file__).resolve()
+RW_RIGHTS = (1 << 13) - 1 | confine.FS_REFER | confine.FS_TRUNCATE  # everything inside its own folder
+DEVICE_FILES = {"/dev/null": True, "/dev/zero": True, "/dev/full": True, "/dev/random": False, "/dev/urandom": False}
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What one jailed process is lent: packages to import, what it may do, its limits."""
+
+    packages: tuple[str, ...] = ("numpy",)
+    hidden: tuple[Path, ...] = ()  # never visible, even where a readable root holds them
+    syscalls: syscalls.SyscallPolicy = field(default_factory=syscalls.SyscallPolicy)
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
+    processes_limit: int = 64  # RLIMIT_NPROC, where the process runs as a sandbox uid
+
+
+class Jailed:
+    """A jail's folder and uid, and the process started in it (see the module's docstring)."""
+
+    def __init__(self, cell: Cell, layers: Layers):
+        self.cell, self.layers = cell, layers
+        self.root = Path(tempfile.mkdtemp(prefix="kg-jail-"))
+        self.folder = self.root / "box"
+        self.folder.mkdir()
+        self.lease = uids.lease() if layers.sandbox_uid else None
+        if self.lease is not None:
+            os.chmod(self.root, 0o711)  # the sandbox uid may pass through to its folder, never list it
+            os.chown(self.folder, self.lease.uid, self.lease.gid)
+            os.chmod(self.folder, 0o700)
+        self.view = views.view(cell.packages, cell.hidden)
+        self.python = str(views.interpreter())
+        if layers.namespaces:
+            self.folder_inside, self.packages_inside = views.FOLDER_INSIDE, views.PACKAGES_INSIDE
+        else:  # the lent packages as links in a folder of the jail's own (Landlock allows where they lead)
+            self.folder_inside, self.packages_inside = str(self.folder), str(self.root / "site")
+            site = self.root / "site"
+            site.mkdir(mode=0o755)
+            for path in self.view.packages:
+                (site / path.name).symlink_to(path)
+        self.proc: subprocess.Popen | None = None
+
+    def write(self, name: str, text: str) -> None:
+        """A file of the jail's folder, readable by the jailed process."""
+        path = self.folder / name
+        path.write_text(text, encoding="utf-8")
+        if self.lease is not None:
+            os.chown(path, self.lease.uid, self.lease.gid)
+
+    def popen(self, argv: Sequence[str], env: Mapping[str, str]) -> subprocess.Popen:
+        """Start argv (paths as seen inside) in the jail, stdin, stdout and stderr on pipes."""
+        seccomp_fd = syscalls.program_fd(self.cell.syscalls) if self.layers.seccomp else None
+        try:
+            if self.layers.namespaces:
+                command = self._bwrap(argv, seccomp_fd)
+                config = self._launcher_config(command, dict(env), seccomp_fd=None)
+                config["keep_fds"] = [] if seccomp_fd is None else [seccomp_fd]  # bubblewrap reads the filter
+            else:
+                config = self._launcher_config(list(argv), dict(env), seccomp_fd=seccomp_fd)
+                config["landlock"] = self._landlock() if self.layers.landlock_abi else None
+                config["cwd"] = str(self.folder)
+            launcher = [sys.executable, "-I", "-S", "-B", str(CONFINE_SCRIPT), _json(config)]
+            self.proc = subprocess.Popen(launcher, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, cwd=str(self.folder), env={"LANG": "C.UTF-8"},
+                                         start_new_session=True, pass_fds=() if seccomp_fd is None else (seccomp_fd,))
+        finally:
+            if seccomp_fd is not None:
+                os.close(seccomp_fd)
+        return self.proc
+
+    def _launcher_config(self, argv: list[str], env: dict[str, str], seccomp_fd: int | None) -> dict:
+        limits = self.cell.limits
+        rlimits = {"core": 0}
+        for name, value in (("cpu", limits.cpu_seconds), ("as", limits.address_space_bytes),
+                            ("fsize", limits.file_size_bytes), ("nofile", limits.open_files)):
+            if value is not None:
+                rlimits[name] = int(value)
+        if self.lease is not None:
+            rlimits["nproc"] = self.cell.processes_limit
+        return {"argv": argv, "env": env, "limits": rlimits, "seccomp_fd": seccomp_fd,
+                "uid": self.lease.uid if self.lease else None, "gid": self.lease.gid if self.lease else None,
+                # bubblewrap drops them itself, after it has mapped the user namespace's ids
+                "drop_capabilities": self.lease is None and os.geteuid() == 0 and not self.layers.namespaces}
+
+    def _bwrap(self, argv: Sequence[str], seccomp_fd: int | None) -> list[str]:
+        bwrap = shutil.which("bwrap") or "bwrap"
+        args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--cap-drop", "ALL",
+                "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
+        args += views.bwrap_arguments(self.view)
+        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+                 "--bind", str(self.folder), views.FOLDER_INSIDE, "--chdir", views.FOLDER_INSIDE]
+        if seccomp_fd is not None:
+            args += ["--seccomp", str(seccomp_fd)]
+        return [*args, "--", *argv]
+
+    def _landlock(self) -> dict:
+        rules = views.landlock_rules(self.view)
+        rules.append((str(self.root / "site"), confine.read_rights(True)))
+        rules.append((str(self.folder), RW_RIGHTS))
+        for device, writable in DEVICE_FILES.items():
+            rights = confine.FS_READ_FILE | (confine.FS_WRITE_FILE if writable else 0)
+            rules.append((device, rights))
+        return {"abi": self.layers.landlock_abi, "rules": rules}
+
+    def close(self) -> None:
+        """Kill whatever the jail still runs, give its uid back and remove its folder."""
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+        if self.lease is not None:
+            uids.kill_all(self.lease.uid)  # a process that left the group (setsid) still has the uid
+            self.lease.release()
+            self.lease = None
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "Jailed":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _json(doc: dict) -> str:
+    import json
+
+    return json.dumps(doc, separators=(",", ":"))

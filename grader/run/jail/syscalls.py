@@ -1,0 +1,124 @@
+"""The seccomp filter of a student's process: which system calls it may not make.
+
+Built with libseccomp (through pyseccomp, its ctypes binding) and exported as the BPF program that
+bubblewrap's `--seccomp FD` or the launcher (grader/run/jail/confine.py) loads. The filter allows
+by default and refuses, with an error the process can see, what grading never needs and what would
+open a way out or to other processes:
+
+- other processes: ptrace, process_vm_readv/writev, pidfd_getfd, kcmp;
+- the file-system view and the kernel: mount and the new mount API, umount2, pivot_root, chroot,
+  unshare, setns, namespace flags on clone, keyrings, bpf, perf_event_open, userfaultfd, io_uring,
+  modules, kexec, reboot, swap, accounting, clocks, open_by_handle_at;
+- the network: socket() of every family (the UNIX family too, unless `unix_sockets`);
+- the terminal: ioctl TIOCSTI and TIOCLINUX (typing into a terminal);
+- signals to other processes: kill, tkill, tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal
+  (unless `signals`: a process that may start others may signal them);
+- new processes (fork, vfork, clone without CLONE_THREAD) unless `processes`, and new threads
+  unless `threads`. clone3 answers ENOSYS, so that the C library falls back to clone, whose flags
+  the filter can read.
+
+Calls of another architecture's ABI (int 0x80 on x86_64) kill the process (libseccomp's default).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+
+CLONE_THREAD = 0x00010000
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+AF_UNIX = 1
+
+DENIED = (
+    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd", "kcmp",
+    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount", "open_tree", "fsopen", "fsconfig",
+    "fsmount", "fspick", "mount_setattr", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "io_uring_enter", "io_uring_register", "init_module", "finit_module", "delete_module",
+    "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "settimeofday",
+    "clock_settime", "clock_adjtime", "adjtimex", "syslog", "iopl", "ioperm", "open_by_handle_at",
+    "name_to_handle_at", "lookup_dcookie", "vhangup", "uselib",
+)
+SIGNALS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal", "pidfd_open")
+
+
+@dataclass(frozen=True)
+class SyscallPolicy:
+    """What a student's process may do beyond computing: start processes or threads, signal, sockets."""
+
+    processes: bool = False
+    threads: bool = False
+    signals: bool = False
+    unix_sockets: bool = False
+
+
+class Unavailable(Exception):
+    """libseccomp (or its binding) is not on this machine: no filter can be built."""
+
+
+def available() -> str:
+    """"" where a filter can be built here, else why not."""
+    try:
+        _seccomp()
+    except Unavailable as exc:
+        return str(exc)
+    return ""
+
+
+def _seccomp():
+    try:
+        import pyseccomp
+    except (ImportError, OSError, AttributeError, TypeError) as exc:  # the binding loads libseccomp at import
+        raise Unavailable(f"no seccomp: libseccomp or its binding pyseccomp is missing ({type(exc).__name__}: {exc})") from None
+    return pyseccomp
+
+
+@lru_cache(maxsize=8)
+def program(policy: SyscallPolicy) -> bytes:
+    """The filter's BPF program (raw struct sock_filter records), built once per policy."""
+    sc = _seccomp()
+    refuse = sc.ERRNO(errno.EPERM)
+    f = sc.SyscallFilter(sc.ALLOW)
+
+    def rule(action: int, name: str, *args) -> None:
+        try:
+            f.add_rule(action, name, *args)
+        except (OSError, ValueError, RuntimeError):
+            pass  # a call this architecture does not have (fork on aarch64): nothing to refuse
+
+    for name in DENIED:
+        rule(refuse, name)
+    rule(sc.ERRNO(errno.ENOSYS), "clone3")
+    for flag in NAMESPACE_FLAGS:
+        rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
+    if not policy.processes:
+        for name in ("fork", "vfork"):
+            rule(refuse, name)
+        rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, 0))
+    if not policy.threads:
+        rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_THREAD, CLONE_THREAD))
+    if not policy.signals:
+        for name in SIGNALS:
+            rule(refuse, name)
+    if policy.unix_sockets:
+        rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.NE, AF_UNIX))
+    else:
+        rule(sc.ERRNO(errno.EACCES), "socket")
+    for request in (TIOCSTI, TIOCLINUX):
+        rule(refuse, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    with tempfile.TemporaryFile() as out:
+        f.export_bpf(out)
+        out.seek(0)
+        return out.read()
+
+
+def program_fd(policy: SyscallPolicy) -> int:
+    """A file descriptor (a memfd, read from its start) holding the policy's program; the caller
+    passes it to the child and closes it."""
+    data = program(policy)
+    fd = os.memfd_create("kernel-grader-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
