@@ -39,6 +39,18 @@ class Cell:
     syscalls: syscalls.SyscallPolicy = field(default_factory=syscalls.SyscallPolicy)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     processes_limit: int = 64  # RLIMIT_NPROC, where the process runs as a sandbox uid
+    gpu: int | None = None  # the one GPU it may use (its device node and the driver's), by index
+
+
+def gpu_devices(index: int) -> list[str]:
+    """The device nodes a CUDA process needs for GPU `index`: the control and unified-memory nodes,
+    that GPU's own node, and the mode-setting and capability nodes where the driver has them."""
+    nodes = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", f"/dev/nvidia{int(index)}", "/dev/nvidia-modeset"]
+    return [n for n in nodes if os.path.exists(n)] + (["/dev/nvidia-caps"] if os.path.isdir("/dev/nvidia-caps") else [])
+
+
+# What the driver reads about the machine: PCI devices, NUMA nodes and its own module's parameters.
+GPU_SYSTEM_FOLDERS = ("/sys/devices", "/sys/bus", "/sys/module/nvidia", "/sys/module/nvidia_uvm")
 
 
 class Jailed:
@@ -115,6 +127,11 @@ class Jailed:
         args += views.bwrap_arguments(self.view)
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
                  "--bind", str(self.folder), views.FOLDER_INSIDE, "--chdir", views.FOLDER_INSIDE]
+        if self.cell.gpu is not None:
+            for node in gpu_devices(self.cell.gpu):
+                args += ["--dev-bind", node, node]  # a plain bind is nodev: the driver could not be opened
+            for folder in GPU_SYSTEM_FOLDERS:
+                args += ["--ro-bind-try", folder, folder]
         if seccomp_fd is not None:
             args += ["--seccomp", str(seccomp_fd)]
         return [*args, "--", *argv]
@@ -126,6 +143,14 @@ class Jailed:
         for device, writable in DEVICE_FILES.items():
             rights = confine.FS_READ_FILE | (confine.FS_WRITE_FILE if writable else 0)
             rules.append((device, rights))
+        if self.cell.gpu is not None:
+            gpu_rights = confine.FS_READ_FILE | confine.FS_WRITE_FILE | confine.FS_IOCTL_DEV | confine.FS_READ_DIR
+            rules += [(node, gpu_rights) for node in gpu_devices(self.cell.gpu)]
+            rules += [(folder, confine.read_rights(True)) for folder in GPU_SYSTEM_FOLDERS if os.path.isdir(folder)]
+            # The driver reads its own /proc/driver/nvidia and the process's maps, and names its threads
+            # (/proc/<pid>/task/<tid>/comm). Other processes' entries stay shut: Landlock lets a process
+            # reach only the /proc entries of processes in its own domain.
+            rules.append(("/proc", confine.FS_READ_FILE | confine.FS_WRITE_FILE | confine.FS_TRUNCATE | confine.FS_READ_DIR))
         return {"abi": self.layers.landlock_abi, "rules": rules}
 
     def close(self) -> None:
