@@ -53,6 +53,10 @@ def gpu_devices(index: int) -> list[str]:
 GPU_SYSTEM_FOLDERS = ("/sys/devices", "/sys/bus", "/sys/module/nvidia", "/sys/module/nvidia_uvm")
 
 
+class Unavailable(OSError):
+    """The jail asked for cannot be had on this machine (the grader's limitation, never the student's)."""
+
+
 class Jailed:
     """A jail's folder and uid, and the process started in it (see the module's docstring)."""
 
@@ -62,6 +66,12 @@ class Jailed:
         self.folder = self.root / "box"
         self.folder.mkdir()
         self.lease = uids.lease() if layers.sandbox_uid else None
+        if cell.syscalls.processes and not layers.namespaces and self.lease is None:
+            # Nothing could find a process that left the process group (setsid) to kill it when the
+            # jail ends: no PID namespace, no uid of its own. Refuse rather than leave it running.
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise Unavailable("a jail whose process may start others needs namespaces (bubblewrap) or a sandbox "
+                              "uid (the grader running as root); this machine gives neither")
         if self.lease is not None:
             os.chmod(self.root, 0o711)  # the sandbox uid may pass through to its folder, never list it
             os.chown(self.folder, self.lease.uid, self.lease.gid)
