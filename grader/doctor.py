@@ -46,7 +46,25 @@ def examine() -> list[Finding]:
     found.append(nvrtc)
     found.append(_emulator(ptx))
     found += _gpu_and_tools()
+    found.append(_sandbox())
     return found
+
+
+def _sandbox() -> Finding:
+    """The walls student Python (the Python kind) runs in here: not needed for kernels, and grading
+    goes on without them, but then a determined student's code can read what this user can."""
+    from .run.jail import layers
+
+    walls = layers.current()
+    if walls.kernel_wall:
+        detail = f"{walls.describe()}: student Python is walled in by the kernel"
+        if walls.missing:
+            detail += f" (also tried: {'; '.join(walls.missing)})"
+        return Finding("sandbox", True, detail, False)
+    return Finding("sandbox", True, f"{walls.describe()}. Python exercises still grade, but a hostile submission could "
+                   f"read the hidden tests or what else this user can read. Why: {'; '.join(walls.missing)}. Grade them "
+                   "on Linux 5.13 or newer with bubblewrap installed (apt-get install bubblewrap libseccomp2)",
+                   False, present=False)
 
 
 def _pytest() -> Finding:

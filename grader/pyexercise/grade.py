@@ -237,6 +237,9 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
                       _shown_output(output), isolation, skipped)
     if hidden_problem:
         notes.append(f"The hidden tests stopped early: {hidden_problem}")
+    if not jail_layers.current().kernel_wall:
+        notes.append("This submission ran without a kernel sandbox (no namespaces or Landlock on the grading machine: "
+                     "`grade doctor` says why): grade where there is one before trusting hidden tests to stay hidden.")
     missing = [fn for fn, ok in loaded.defined.items() if not ok]
     load_text = (f"{sub.name} loads and defines {', '.join(f + '()' for f in spec.names)}." if not missing else
                  f"{sub.name} loads but does not define {', '.join(f + '()' for f in missing)}: each must be a top-level "
