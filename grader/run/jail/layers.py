@@ -93,21 +93,45 @@ def _probe(no_namespaces: bool) -> Layers:
     abi = confine.landlock_abi()
     if not abi:
         missing.append("no Landlock: this kernel has none, or it is not enabled")
+    unreachable = _not_for_others() if root else ""
+    if unreachable:
+        missing.append(f"no sandbox uid: {unreachable}")
+    uid_choices = (True, False) if root and not unreachable else (False,)
     candidates: list[Layers] = []
     if no_namespaces:
         missing.append(f"namespaces not tried (${NO_NAMESPACES_VARIABLE} is set)")
     elif not shutil.which("bwrap"):
         missing.append("no bubblewrap: install it (Debian and Ubuntu: apt-get install bubblewrap)")
     else:
-        candidates += [Layers(True, abi, not seccomp_problem, uid, root) for uid in ((True, False) if root else (False,))]
+        candidates += [Layers(True, abi, not seccomp_problem, uid, root) for uid in uid_choices]
     if abi:
-        candidates += [Layers(False, abi, not seccomp_problem, uid, root) for uid in ((True, False) if root else (False,))]
+        candidates += [Layers(False, abi, not seccomp_problem, uid, root) for uid in uid_choices]
     for layers in candidates:
         problem = _try(layers)
         if not problem:
             return Layers(layers.namespaces, layers.landlock_abi, layers.seccomp, layers.sandbox_uid, root, tuple(missing))
         missing.append(problem)
     return Layers(False, 0, False, False, root, tuple(missing))
+
+
+def _not_for_others() -> str:
+    """"" where another uid may run the interpreter and read the lent packages, as far as the mode
+    bits of every folder on the way say (a root-only /root/.pyenv: no); else what stops it. Saves
+    starting a jail that could only fail."""
+    import stat
+    from pathlib import Path
+
+    from . import view
+
+    for target in (view.interpreter(), *view.package_paths(("numpy",))):
+        for folder in [target, *target.parents]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH or not stat.S_ISDIR(mode) and not mode & stat.S_IROTH:
+                return f"{folder} is not open to other users, so another uid could not run {Path(target).name}"
+    return ""
 
 
 def _try(layers: Layers) -> str:
