@@ -1,5 +1,8 @@
 """The jail's sandbox uid, where the grader is root and another uid can run the interpreter.
 
+Also the last resort on a kernel with neither namespaces nor Landlock: the uid alone keeps a root-only
+file shut (what the Gradescope bundle's run_autograder makes of the course's files).
+
 The grader's own Python here may live where no other uid can go (a root-only /root/.pyenv), so this
 test drives the jail from the system's Python (/usr/bin/python3 with Debian's python3-numpy, which
 .ci/run installs) in a child process, and skips where there is none. In both walls: the jail runs as
@@ -27,7 +30,10 @@ from grader.run.jail import layers
 from grader.run.jail.launch import Cell, Jailed
 from grader.run.jail.syscalls import SyscallPolicy
 
-secret, no_ns = sys.argv[1], sys.argv[2] == "landlock"
+secret, no_ns = sys.argv[1], sys.argv[2] != "namespaces"
+if sys.argv[2] == "uid only":  # as on a kernel without Landlock
+    from grader.run.jail import confine
+    confine.landlock_abi = lambda: 0
 walls = layers._probe(no_ns)
 out = {"walls": walls.describe(), "uid": walls.sandbox_uid, "namespaces": walls.namespaces}
 ATTACK = """
@@ -88,7 +94,7 @@ def _system_python_with_numpy() -> bool:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="sandbox uids are leased only where the grader is root")
 @pytest.mark.skipif(not _system_python_with_numpy(), reason="no /usr/bin/python3 with NumPy (apt-get install python3-numpy)")
-@pytest.mark.parametrize("wall", ["namespaces", "landlock"])
+@pytest.mark.parametrize("wall", ["namespaces", "landlock", "uid only"])
 def test_a_sandbox_uid_cannot_signal_read_bomb_or_leave_a_daemon(wall, tmp_path):
     import pyseccomp
 
@@ -107,9 +113,11 @@ def test_a_sandbox_uid_cannot_signal_read_bomb_or_leave_a_daemon(wall, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["uid"] and out["namespaces"] == (wall == "namespaces"), out
+    if wall == "uid only":
+        assert out["walls"].startswith("a sandbox uid and seccomp only"), out
     seen = out["seen"]
     assert isinstance(seen, dict), seen
-    if wall == "landlock":  # no user namespace: the process's uid is the leased one itself
+    if wall != "namespaces":  # no user namespace: the process's uid is the leased one itself
         assert seen["uid"] == out["leased"], out
     assert seen["kill grader"][0] in ("PermissionError", "ProcessLookupError"), seen
     assert seen["read secret"][0] in ("PermissionError", "FileNotFoundError"), seen

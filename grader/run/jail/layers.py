@@ -11,7 +11,8 @@ In order of preference, each tried for real (a jailed Python started that must r
 and with either: the seccomp filter (grader/run/jail/syscalls.py), and, where the grader is root, a
 sandbox uid of its own (grader/run/jail/uids.py) where that uid can run the interpreter (else it
 stays uid 0 with every capability dropped). Where neither wall can be had (not Linux, an old
-kernel), `Layers.kernel_wall` is False and the description says so plainly: the child then has only
+kernel), `Layers.kernel_wall` is False and the description says so plainly: the child then has a
+sandbox uid (where root) and the seccomp filter (where libseccomp is) at most, and otherwise only
 its folder, the audit hook and its rlimits.
 
 KERNEL_GRADER_NO_NAMESPACES=1 skips bubblewrap, to grade as a container that refuses namespaces would.
@@ -49,6 +50,11 @@ class Layers:
     def describe(self) -> str:
         """One line: the layers, e.g. "namespaces (bubblewrap), seccomp, a sandbox uid"."""
         if not self.kernel_wall:
+            kept = ["a sandbox uid"] if self.sandbox_uid else []
+            kept += ["seccomp"] if self.seccomp else []
+            if kept:
+                return (f"{' and '.join(kept)} only: no namespaces or Landlock, so it can read what every user of "
+                        "this machine may read")
             return "no kernel sandbox: only its folder, an audit hook and rlimits"
         parts = ["namespaces (bubblewrap)" if self.namespaces else f"Landlock (ABI {self.landlock_abi})"]
         if self.seccomp:
@@ -106,12 +112,14 @@ def _probe(no_namespaces: bool) -> Layers:
         candidates += [Layers(True, abi, not seccomp_problem, uid, root) for uid in uid_choices]
     if abi:
         candidates += [Layers(False, abi, not seccomp_problem, uid, root) for uid in uid_choices]
+    if root and not unreachable:  # last: a uid of its own without either wall (it reads what every user may)
+        candidates.append(Layers(False, 0, not seccomp_problem, True, root))
     for layers in candidates:
         problem = _try(layers)
         if not problem:
             return Layers(layers.namespaces, layers.landlock_abi, layers.seccomp, layers.sandbox_uid, root, tuple(missing))
         missing.append(problem)
-    return Layers(False, 0, False, False, root, tuple(missing))
+    return Layers(False, 0, not seccomp_problem, False, root, tuple(missing))
 
 
 def _not_for_others() -> str:
@@ -140,7 +148,8 @@ def _try(layers: Layers) -> str:
 
     from .launch import Cell, Jailed
 
-    what = ("bubblewrap" if layers.namespaces else "Landlock") + (" as a sandbox uid" if layers.sandbox_uid else "")
+    what = ("bubblewrap" if layers.namespaces else "Landlock" if layers.landlock_abi else "no wall") + (
+        " as a sandbox uid" if layers.sandbox_uid else "")
     check = "import os, sys; open(os.path.join(sys.argv[1], 'numpy', '__init__.py')).close(); print('ok')"
     try:
         with Jailed(Cell(), layers) as jail:
