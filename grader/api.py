@@ -32,7 +32,7 @@ from .compile import entry_names, kernel_param_types
 from .run.parent.device_probe import GpuInfo, probe
 from .errors import UsageError
 from .exercise import Exercise
-from .results import NotRun, Report, TestResult
+from .results import NotRun, Report, TestResult, inert
 from .run.parent.sandbox import TAG_VARIABLE, kill_tagged, python_argv, run_child
 from .spec import CATEGORIES, Spec
 from .run.tasks import TaskResult
@@ -155,9 +155,13 @@ def _checked(exercise: Exercise, path: Path, sub, verdict, where: notebook_modul
         seed = derive_seed(spec.id, sub.sha256 if sub else None)
 
     def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), sha: str | None = None, output: str = "") -> Report:
+        # A test's output may quote the student's source (a compiler error's excerpt, a finding's
+        # line), and a source may hold a terminal escape or a bidirectional override: made inert here,
+        # the results JSON, the terminal and the pages all show it harmlessly.
+        tests = [dataclasses.replace(t, output=inert(t.output)) for t in tests]
         return Report(exercise=spec.id, submission=submission_module.display_name(path), sha256=sha, backend=backend,
                       device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
-                      seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(notes),
+                      seconds=time.perf_counter() - started, seeds={"base": seed}, notes=tuple(inert(n) for n in notes),
                       student_output=output, stages=clock.stages())
 
     if not verdict.ok:
@@ -312,8 +316,7 @@ def student_text(text: str) -> str:
     """Kernel output made inert for the report: no control characters (terminal escapes), and no run
     of three backticks, which would close the Markdown fence around it and let the output pose as
     the grader's own text."""
-    text = "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
-    return re.sub(r"`{3,}", lambda m: "'" * len(m.group()), text)
+    return re.sub(r"`{3,}", lambda m: "'" * len(m.group()), inert(text))
 
 
 def _beyond_emulator(ctx: Context) -> str | None:

@@ -187,21 +187,33 @@ def write_atomic(document: Mapping[str, Any], path: Path) -> None:
         raise
 
 
+def inert(text: str) -> str:
+    """Text that may carry a student's characters (compiler output quoting their source, a file name,
+    what their kernel printed) made safe to print on a terminal or show in a report: every character
+    that is not printable (an escape sequence's ESC, a carriage return that overwrites a line, a
+    bidirectional override) becomes "?"; newlines and tabs stay."""
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
+
+
 def summary_lines(report: Report, *, color: bool = False) -> Sequence[str]:
-    """The human summary: one line per test with its verdict, then what to fix."""
+    """The human summary: one line per test with its verdict, then what to fix.
+
+    Every text in it goes through inert(), whoever built the Report: the only escape sequences that
+    reach the terminal are the colours painted here.
+    """
     def paint(text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if color else text
 
-    out = [f"{report.exercise} - {report.submission} - backend {report.backend} ({report.device})"]
+    out = [inert(f"{report.exercise} - {report.submission} - backend {report.backend} ({report.device})")]
     for t in report.tests:
         mark = paint("PASS", "32") if t.passed else paint("FAIL", "31")
-        out.append(f"  {mark}  {t.name:<34} {t.score:>6.1f} / {t.max_score:<5g} [{t.category}]")
+        out.append(f"  {mark}  {inert(t.name):<34} {t.score:>6.1f} / {t.max_score:<5g} [{inert(t.category)}]")
         if not t.passed and t.output:
-            out.extend(f"          {line}" for line in t.output.splitlines())
+            out.extend(f"          {line}" for line in inert(t.output).splitlines())
     for n in report.not_run:
         fault = paint(" (the grader's problem, not your submission's)", "31") if n.grader_fault else ""
-        out.append(f"  {paint('SKIP', '33')}  {n.name:<34}   not run: {n.reason}{fault}")
+        out.append(f"  {paint('SKIP', '33')}  {inert(n.name):<34}   not run: {inert(n.reason)}{fault}")
     for note in report.notes:
-        out.append(f"  note: {note}")
+        out.append(f"  note: {inert(note)}")
     out.append(f"  {report.score_line()}   ({report.seconds:.1f} s)")
     return out

@@ -5,8 +5,11 @@ files on the grading machine) and what would make grading unsafe (huge or binary
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,14 +48,25 @@ class PolicyVerdict:
     line: int | None = None
 
 
-def read(path: Path) -> tuple[Submission | None, PolicyVerdict]:
-    """Read a submission file; a missing, binary or non-UTF-8 file gives a refusal, never an exception."""
+def read(path: Path, max_bytes: int | None = None) -> tuple[Submission | None, PolicyVerdict]:
+    """Read a submission file; a missing, binary or non-UTF-8 file gives a refusal, never an exception.
+
+    With max_bytes, a file longer than that is refused after reading only max_bytes + 1 bytes of it:
+    a multi-gigabyte upload must not be read into memory just to be told it is too big.
+    """
     path = Path(path)
     name = display_name(path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read() if max_bytes is None else f.read(max_bytes + 1)
+            size = len(data)
+            if max_bytes is not None and size > max_bytes:
+                info = os.fstat(f.fileno())
+                size = info.st_size if stat.S_ISREG(info.st_mode) else size
     except OSError as exc:
         return None, PolicyVerdict(False, f"cannot read the submission {name}: {exc.strerror or exc}")
+    if max_bytes is not None and len(data) > max_bytes:
+        return None, PolicyVerdict(False, _too_big(name, size, max_bytes))
     sha = hashlib.sha256(data).hexdigest()
     if b"\x00" in data:
         return None, PolicyVerdict(False, f"{name} is not a text file (it contains NUL bytes); submit the .cu source")
@@ -66,7 +80,7 @@ def read(path: Path) -> tuple[Submission | None, PolicyVerdict]:
 
 def read_checked(path: Path, limits: Limits) -> tuple[Submission | None, PolicyVerdict]:
     """Read a submission and apply the source policy: what every grading does before compiling."""
-    sub, verdict = read(path)
+    sub, verdict = read(path, limits.max_source_bytes)
     if sub is not None and verdict.ok:
         verdict = check_policy(sub, limits)
     return sub, verdict
@@ -74,14 +88,25 @@ def read_checked(path: Path, limits: Limits) -> tuple[Submission | None, PolicyV
 
 def display_name(path: Path) -> str:
     """The file name shown to the student: the base name, printable, never an absolute grader path."""
-    base = Path(path).name or "submission.cu"
-    return "".join(ch if ch.isprintable() else "?" for ch in base)[:120]
+    return printable(Path(path).name or "submission.cu")
+
+
+def printable(text: str, limit: int | None = 120) -> str:
+    """A name a student chose (a file or folder name, a path inside their zip), safe to show anywhere:
+    on one line, every character that is not printable (a newline, a terminal escape, a bidirectional
+    override) shown as "?", cut to `limit` characters (None: not cut)."""
+    shown = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return shown if limit is None else shown[:limit]
+
+
+def _too_big(name: str, size: int, limit: int) -> str:
+    return f"{name} is {size:,} bytes; the limit is {limit:,}. Submit only your kernel source."
 
 
 def check_policy(sub: Submission, limits: Limits) -> PolicyVerdict:
     """Refuse oversized sources and includes the exercise does not allow, naming the line."""
     if sub.size > limits.max_source_bytes:
-        return PolicyVerdict(False, f"{sub.name} is {sub.size:,} bytes; the limit is {limits.max_source_bytes:,}. Submit only your kernel source.")
+        return PolicyVerdict(False, _too_big(sub.name, sub.size, limits.max_source_bytes))
     if not sub.source.strip():
         return PolicyVerdict(False, f"{sub.name} is empty; submit your kernel source")
     physical = sub.source.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -92,7 +117,7 @@ def check_policy(sub: Submission, limits: Limits) -> PolicyVerdict:
                 continue
             line = view.count("\n", 0, match.start()) + 1
             # Literals are blanked in the views: the header's name comes from the line as written.
-            text = _printable(physical[line - 1].strip() if line <= len(physical) else name)
+            text = printable(physical[line - 1].strip() if line <= len(physical) else name, None)
             target = _HEADER.match(text)
             if name == "include" and target and target.group(1) in limits.allowed_includes:
                 continue
@@ -103,10 +128,6 @@ def check_policy(sub: Submission, limits: Limits) -> PolicyVerdict:
             line = view.count("\n", 0, found.start()) + 1
             return PolicyVerdict(False, f"{sub.name}:{line}: __has_include is not allowed; remove it.", line)
     return PolicyVerdict(True)
-
-
-def _printable(text: str) -> str:
-    return "".join(ch if ch.isprintable() else "?" for ch in text)
 
 
 def _refusal(name: str, line: int, directive: str, text: str, limits: Limits) -> str:
@@ -142,23 +163,34 @@ def _splice(text: str) -> tuple[str, list[int]]:
     return "\n".join(l.replace("\x01", "") for l in out_lines), [l.count("\x01") for l in out_lines]
 
 
-def _token_start(text: str, i: int) -> int:
-    """Where the identifier or number that ends just before text[i] begins."""
-    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_.'"):
-        i -= 1
-    return i
+class _Runs:
+    """Where each run of identifier and number characters (letters, digits, "_", "." and "'") of a
+    source begins, found once: walking back from every quote instead made a line of digit
+    separators (1'1'1'...) cost minutes, in the grader's own process, before any time limit."""
+
+    _RUN = re.compile(r"[\w.']+")  # \w: what str.isalnum() accepts, and "_"
+
+    def __init__(self, text: str) -> None:
+        spans = [m.span() for m in self._RUN.finditer(text)]
+        self.starts = [start for start, _ in spans]
+        self.ends = [end for _, end in spans]
+
+    def token_start(self, i: int) -> int:
+        """Where the identifier or number that ends just before text[i] begins (i if none does)."""
+        k = bisect.bisect_right(self.starts, i - 1) - 1
+        return self.starts[k] if k >= 0 and self.ends[k] > i - 1 else i
 
 
-def _in_number(text: str, i: int) -> bool:
+def _in_number(text: str, i: int, runs: _Runs) -> bool:
     """Whether the quote at text[i] is a C++14 digit separator (1'000) rather than a literal (L'x')."""
-    start = _token_start(text, i)
+    start = runs.token_start(i)
     return start < i and (text[start].isdigit() or (text[start] == "." and start + 1 < i and text[start + 1].isdigit()))
 
 
-def _raw_close(text: str, i: int) -> str | None:
+def _raw_close(text: str, i: int, runs: _Runs) -> str | None:
     """If the quote at text[i] opens a raw string (R"x(...)x", or with u8R, uR, UR, LR), its closing
     ')x"'. A malformed one is read as a plain string: line-bounded, so it can hide no directive."""
-    if text[_token_start(text, i):i] not in ("R", "u8R", "uR", "UR", "LR"):
+    if text[runs.token_start(i):i] not in ("R", "u8R", "uR", "UR", "LR"):
         return None
     k = text.find("(", i + 1, i + 18)
     delim = text[i + 1:k] if k >= 0 else None
@@ -187,6 +219,10 @@ def _strip_comments(text: str) -> tuple[str, str]:
     two: list[str] = []
     carry = 0
     i, n = 0, len(text)
+    runs = _Runs(text)
+    # Where each raw string's closing ')x"' was last looked for in vain: not there from that point
+    # on, so thousands of unclosed R"( are not each searched for to the end of the file.
+    unclosed: dict[str, int] = {}
     while i < n:
         c = text[i]
         if text.startswith("//", i):
@@ -199,13 +235,13 @@ def _strip_comments(text: str) -> tuple[str, str]:
             two.append("\n" * newlines or " ")
             carry += newlines
             i = n if j < 0 else j + 2
-        elif c == '"' and (close := _raw_close(text, i)) and (j := text.find(close, i + 1)) >= 0:
+        elif c == '"' and (close := _raw_close(text, i, runs)) and (j := _find_close(text, close, i + 1, unclosed)) >= 0:
             end = j + len(close)
             newlines = text.count("\n", i, end)
             one.append('""' + "\n" * newlines)
             two.append('""' + "\n" * newlines)
             i = end
-        elif c in "\"'" and not (c == "'" and _in_number(text, i)):
+        elif c in "\"'" and not (c == "'" and _in_number(text, i, runs)):
             # A literal ends at its closing quote or, unterminated, at the end of the line.
             j = i + 1
             while j < n and text[j] not in (c, "\n"):
@@ -222,3 +258,13 @@ def _strip_comments(text: str) -> tuple[str, str]:
             i += 1
     one.append("\n" * carry)
     return "".join(one), "".join(two)
+
+
+def _find_close(text: str, close: str, start: int, unclosed: dict[str, int]) -> int:
+    """text.find(close, start), remembering where it was not found (it is not found after that either)."""
+    if close in unclosed and unclosed[close] <= start:
+        return -1
+    found = text.find(close, start)
+    if found < 0:
+        unclosed[close] = start
+    return found

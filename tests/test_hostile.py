@@ -337,6 +337,9 @@ def _check_common(graded: Graded, submission: str) -> None:
     # Student output sits inside the one fenced block the grader writes, and cannot close it.
     assert doc["output"].count("```") in (0, 2)
     assert "\x1b" not in doc["output"]
+    # Nor can anything quoted from the source (a compiler error's excerpt) carry a working escape.
+    for t in doc["tests"]:
+        assert "\x1b" not in t["output"] and "\r" not in t["output"], f"{t['name']} shows a control character"
     # Diagnostics name the student's file and no other.
     for t in doc["tests"]:
         for m in re.finditer(r"(?m)^(\S[^\n]*?)\((\d+)\): (?:error|warning|remark|catastrophic error)", t["output"]):

@@ -146,6 +146,48 @@ def test_megabytes_of_output_are_never_echoed(tmp_path):
     assert not verdict.ok and SECRET_OUTPUT not in verdict.message and len(verdict.message) < 600
 
 
+def test_a_notebook_of_700_000_empty_objects_costs_little(tmp_path):
+    # Outputs and metadata are never turned into objects of their own: a 16 MiB notebook of empty
+    # objects once took 43 s and 2.8 GB of the grader's process. Measured as memory, which does not
+    # depend on how busy the machine is.
+    import tracemalloc
+
+    objects = b",".join([b"{}"] * 700_000)
+    data = colab(cell("%%writefile submission.cu\n" + SOLUTION)).replace(b'"provenance": []', b'"provenance": [' + objects + b"]")
+    tracemalloc.start()
+    try:
+        sub, verdict, _ = nb.read_checked(write(tmp_path, data), Limits())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert verdict.ok and sub.source.startswith(SOLUTION[:40])
+    assert peak < 150 * 1024**2, f"{peak / 1024**2:.0f} MiB"
+
+
+def test_a_version_3_notebook_is_read_from_its_worksheets():
+    data = json.dumps({"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [
+        {"cells": [{"cell_type": "heading", "level": 1, "source": "level2"}]},
+        {"cells": [{"cell_type": "code", "input": "%%writefile submission.cu\n__global__ void k() {}\n", "outputs": []}]}]}).encode()
+    found, problem = nb.extract(data, "old.ipynb")
+    assert found is not None and found.source == "__global__ void k() {}\n" and found.cell_numbers == (2,), problem
+    broken = json.dumps({"nbformat": 3, "worksheets": [{"cells": 7}]}).encode()
+    assert nb.extract(broken, "old.ipynb")[1].startswith("old.ipynb is not a Jupyter notebook that can be read")
+
+
+def test_thousands_of_kernel_cells_give_a_short_message():
+    many = colab(*[cell(f"%%writefile submission.cu\n// {i}\n") for i in range(5000)])
+    found, problem = nb.extract(many, "hw.ipynb")
+    assert found is None and "(5000 cells)" in problem and len(problem) < 600
+
+
+def test_the_source_shown_on_a_page_is_bounded_too(tmp_path):
+    path = tmp_path / "huge.cu"
+    with open(path, "wb") as f:
+        f.truncate(64 * 1024 * 1024)  # sparse: no disk used
+    source, problem = nb.graded_source(path, limit=1024 * 1024)
+    assert source is None and "67,108,864 bytes" in problem
+
+
 def test_a_renamed_notebook_is_still_read_as_one(tmp_path):
     data = colab(cell("%%writefile submission.cu\n" + SOLUTION))
     sub, verdict, where = nb.read_checked(write(tmp_path, data, "Copy of level2 (1).json"), Limits())

@@ -17,7 +17,7 @@ from .. import exercise as exercise_module
 from .guard import guard
 from ..errors import ExitCode, UsageError
 from .staff import register as register_staff_commands
-from ..results import summary_lines, to_json, write_atomic
+from ..results import inert, summary_lines, to_json, write_atomic
 
 _DEFAULTS = inspect.signature(api.grade).parameters
 
@@ -194,7 +194,8 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
         result = profile_module.profile(exercise_dir, submission, sizes, backend=backend)
         if json_path:
             json_path.write_text(json.dumps(result.to_json(), indent=2))
-        click.echo("\n".join(profile_module.table(result)))
+        # The table quotes the submission's source lines: inert, so no escape sequence in them reaches the terminal.
+        click.echo("\n".join(inert(line) for line in profile_module.table(result)))
 
     guard(work)
 

@@ -60,6 +60,7 @@ from ..run.parent import reaper
 from ..run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
 from ..results import write_atomic
 from ..tools import find_tools
+from ..submission import printable
 from ..ungraded import ungraded_document
 
 RESULTS = "results"
@@ -182,10 +183,15 @@ class BatchResult:
 def collect(submissions: Path, scratch: Path) -> list[Entry]:
     """The students in a folder or zip, sorted by id. A zip is extracted (safely) under scratch."""
     submissions = Path(submissions)
+    unpacked: dict[str, list[tuple[str, str]]] = {}  # top-level name -> (member within it, why it was not unpacked)
     if submissions.is_file() and zipfile.is_zipfile(submissions):
-        root = scratch / "extracted"
-        extract_zip(submissions, root)
-        root = _descend(root)
+        extracted = scratch / "extracted"
+        failed = {extracted / member: why for member, why in extract_zip(submissions, extracted).items()}
+        root = _descend(extracted, tuple(failed))
+        for path, why in failed.items():
+            if path.is_relative_to(root) and path != root:
+                parts = path.relative_to(root).parts
+                unpacked.setdefault(parts[0], []).append(("/".join(parts[1:]), why))  # "": the top-level item itself
     elif submissions.is_dir():
         root = submissions
     else:
@@ -199,35 +205,58 @@ def collect(submissions: Path, scratch: Path) -> list[Entry]:
             raw.append((item.name[: -len(item.suffix)], item))
         elif item.is_dir():
             raw.append((item.name, item))
+    # A submission the zip held (a student's folder, or a .cu) that could not be unpacked still gets
+    # its row, saying why.
+    seen = {path.name for _, path in raw}
+    for name, lost in unpacked.items():
+        folder = any(member for member, _ in lost)
+        if name not in seen and (folder or Path(name).suffix.lower() in SUFFIXES):
+            raw.append((name if folder else Path(name).stem, root / name))
+    raw.sort(key=lambda item: item[1].name)
     if not raw:
         raise UsageError(f"{submissions}: no .cu or .ipynb files and no student folders found")
     entries, taken = [], set()
     for name, path in raw:
         student = _unique(sanitize_id(name), taken)
         who = submitters.get(path.name, ())
-        if path.is_file():
+        lost = unpacked.get(path.name, [])
+        if not lost and path.is_file():
             entries.append(Entry(student, path.name, path, fingerprint=_file_hash(path), submitters=who))
             continue
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix.lower() in SUFFIXES
-                       and not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(path).parts))
+        files = [] if not _is(path.is_dir) else sorted(
+            p for p in path.rglob("*") if p.is_file() and not p.is_symlink() and p.suffix.lower() in SUFFIXES
+            and not any(part.startswith(".") or part == "__MACOSX" for part in p.relative_to(path).parts))
         # One .cu (or .py) is the submission; without one, one notebook is (a source file beside the
         # notebook it came from wins).
         sources = ([p for p in files if p.suffix.lower() == SOURCE_SUFFIX] or [p for p in files if p.suffix.lower() == PYTHON_SUFFIX]
                    or files)
-        if len(sources) == 1:
+        if lost and (not sources or any(Path(member or path.name).suffix.lower() in SUFFIXES for member, _ in lost)):
+            # Grading what happened to unpack could grade the wrong file, or half a submission.
+            listed = "; ".join(f"{printable(member or path.name)} ({why})" for member, why in lost[:5])
+            problem = (f"Part of this submission could not be unpacked from the zip: {listed}. "
+                       "Submit it again (one .cu file or one .ipynb notebook).")
+        elif len(sources) == 1:
             entries.append(Entry(student, path.name, sources[0], fingerprint=_file_hash(sources[0]), submitters=who))
             continue
-        if sources:
-            listed = ", ".join(str(p.relative_to(path)) for p in sources[:10])
+        elif sources:
+            listed = ", ".join(printable(str(p.relative_to(path))) for p in sources[:10])
             kind = {SOURCE_SUFFIX: ".cu files", PYTHON_SUFFIX: ".py files"}.get(sources[0].suffix.lower(), "notebooks")
             problem = (f"{len(sources)} {kind} were submitted ({listed}); submit exactly one .cu file or one notebook "
                        "with your kernel.")
         else:
-            others = sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_file())
+            others = sorted(printable(str(p.relative_to(path))) for p in path.rglob("*") if p.is_file())
             found = ", ".join(others[:10]) if others else "nothing"
             problem = f"No .cu file or notebook was submitted (found: {found}); submit your kernel as one .cu file or one .ipynb notebook."
         entries.append(Entry(student, path.name, None, problem, hashlib.sha256(problem.encode()).hexdigest(), who))
     return entries
+
+
+def _is(check: Callable[[], bool]) -> bool:
+    """A pathlib check (is_dir) that says False for a name the disk refuses (too long to unpack)."""
+    try:
+        return check()
+    except OSError:
+        return False
 
 
 def sanitize_id(name: str) -> str:
@@ -236,11 +265,22 @@ def sanitize_id(name: str) -> str:
     return text[:80] or "student"
 
 
-def extract_zip(archive: Path, dest: Path, *, max_bytes: int = MAX_ZIP_BYTES, max_members: int = MAX_ZIP_MEMBERS) -> None:
-    """Extract a zip refusing absolute paths, `..`, links and anything past the size and count caps."""
+def extract_zip(archive: Path, dest: Path, *, max_bytes: int = MAX_ZIP_BYTES, max_members: int = MAX_ZIP_MEMBERS) -> dict[str, str]:
+    """Extract a zip refusing absolute paths, `..`, links and anything past the size and count caps.
+
+    A member that cannot be unpacked (a name too long for the disk, a file where a folder of the
+    same name is, a damaged or encrypted entry) costs only that member, never the batch: it comes
+    back as {member path: why}, and whatever was written of it is removed, so half a file is never
+    graded. A zip that cannot be read at all is a usage error.
+    """
     dest.mkdir(parents=True, exist_ok=True)
     total = 0
-    with zipfile.ZipFile(archive) as zf:
+    failed: dict[str, str] = {}
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+        raise UsageError(f"{archive}: not a zip that can be read ({printable(str(exc), 200)})") from None
+    with zf:
         members = zf.infolist()
         if len(members) > max_members:
             raise UsageError(f"{archive}: {len(members)} entries; the limit is {max_members}")
@@ -250,27 +290,55 @@ def extract_zip(archive: Path, dest: Path, *, max_bytes: int = MAX_ZIP_BYTES, ma
             if name.startswith("/") or ".." in parts or (parts and re.match(r"^[A-Za-z]:", parts[0])):
                 raise UsageError(f"{archive}: refusing the entry {info.filename!r} (it points outside the archive)")
             mode = info.external_attr >> 16
-            if stat.S_ISLNK(mode):
-                continue  # links could point anywhere; submissions never need them
-            target = dest.joinpath(*parts) if parts else dest
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                while chunk := src.read(1 << 20):
-                    total += len(chunk)  # counted as decompressed, not as the header claims
-                    if total > max_bytes:
-                        raise UsageError(f"{archive}: more than {max_bytes // 1024**2} MiB once extracted; refusing it")
-                    out.write(chunk)
+            if stat.S_ISLNK(mode) or not parts:
+                continue  # links could point anywhere, and submissions never need them; "." names nothing to write
+            target = dest.joinpath(*parts)
+            written = False
+            try:
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, open(target, "wb") as out:
+                    written = True
+                    while chunk := src.read(1 << 20):
+                        total += len(chunk)  # counted as decompressed, not as the header claims
+                        if total > max_bytes:
+                            raise UsageError(f"{archive}: more than {max_bytes // 1024**2} MiB once extracted; refusing it")
+                        out.write(chunk)
+            except UsageError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - zipfile and the disk raise many types; each costs one member
+                if written:
+                    target.unlink(missing_ok=True)
+                failed["/".join(parts)] = _unpack_problem(exc)
+    return failed
 
 
-def _descend(root: Path) -> Path:
-    """Skip wrapper folders (a Gradescope export has assignment_<n>_export/ at the top)."""
+def _unpack_problem(exc: Exception) -> str:
+    """Why a zip member could not be unpacked, in a few words (no grader paths)."""
+    if isinstance(exc, (FileExistsError, IsADirectoryError, NotADirectoryError)):
+        return "a file and a folder in the zip have the same name"
+    if isinstance(exc, RecursionError):  # Path.mkdir makes each missing parent a call deeper
+        return "its folders are nested too deeply"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    if isinstance(exc, RuntimeError) and "encrypted" in str(exc):
+        return "encrypted"
+    if isinstance(exc, NotImplementedError):
+        return "compressed in a way the grader cannot read"
+    return f"damaged in the zip: {type(exc).__name__}"
+
+
+def _descend(root: Path, lost: Sequence[Path] = ()) -> Path:
+    """Skip wrapper folders (a Gradescope export has assignment_<n>_export/ at the top). A folder
+    holding a member that could not be unpacked (`lost`) beside its one subfolder is no wrapper:
+    that member was a submission of its own."""
     while True:
         items = [p for p in root.iterdir() if not p.name.startswith(".") and p.name != "__MACOSX"]
         dirs = [p for p in items if p.is_dir()]
         if len(dirs) == 1 and not any(p.suffix.lower() in SUFFIXES for p in items if p.is_file()) \
+                and not any(p.is_relative_to(root) and not p.is_relative_to(dirs[0]) for p in lost) \
                 and not (root / "submission_metadata.yml").exists():
             root = dirs[0]
             continue
@@ -290,11 +358,13 @@ def _gradescope_submitters(root: Path) -> dict[str, tuple[str, ...]]:
             current = top.group(1).strip("'\"")
             people[current] = []
             continue
-        field_ = re.match(r"^\s*(-\s+)?:(name|sid|email):\s*(.*?)\s*$", line)
+        # The value is taken whole and stripped after: "(.*?)\s*$" took time quadratic in the blanks
+        # inside a value, and the names are the students' own.
+        field_ = re.match(r"^\s*(-\s+)?:(name|sid|email):(.*)$", line)
         if current is not None and field_:
             if field_.group(1) or not people[current]:
                 people[current].append({})
-            people[current][-1][field_.group(2)] = field_.group(3).strip("'\"")
+            people[current][-1][field_.group(2)] = field_.group(3).strip().strip("'\"")
     return {k: tuple(" ".join(x for x in (p.get("name", ""), f"<{p['email']}>" if p.get("email") else "", p.get("sid", "")) if x)
                      for p in v) for k, v in people.items()}
 
@@ -308,7 +378,16 @@ def _unique(student: str, taken: set[str]) -> str:
 
 
 def _file_hash(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """sha256 of a file's bytes, read a chunk at a time: a huge file in the input costs no memory here
+    (its grading refuses it for its size)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+    except OSError as exc:  # its grading says it cannot be read; the batch goes on
+        return hashlib.sha256(f"unreadable: {exc.strerror or exc}".encode()).hexdigest()
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -794,7 +873,7 @@ def _grade_entry(ctx: BatchContext, entry: Entry, slot: Mapping[str, str], stop:
 
 def unsubmitted(ctx: BatchContext, entry: Entry) -> Graded:
     """The verdict of a student with no gradable file (none, or several)."""
-    return Graded("compile-error", ungraded_document(ctx.exercise, entry.problem, submission=entry.origin), 0.0)
+    return Graded("compile-error", ungraded_document(ctx.exercise, entry.problem, submission=printable(entry.origin)), 0.0)
 
 
 def record(ctx: BatchContext, entry: Entry, graded: Graded, where: Mapping[str, str] | None = None) -> Outcome:
@@ -884,13 +963,28 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
     max_total = max((r.max_total for r in rows), default=0.0)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["id", "total", *tests, "status", "submitters", "not run (total scaled)"])
+    w.writerow(["id", "total", *map(_cell, tests), "status", "submitters", "not run (total scaled)"])
     w.writerow(["(max)", _num(max_total), *(_num(maxes[t]) for t in tests), "", "", ""])
     for r in rows:
-        w.writerow([r.student, _num(r.total), *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
-                    r.status, "; ".join(r.submitters), "; ".join(r.not_run)])
+        w.writerow([_cell(r.student), _num(r.total), *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
+                    _cell(r.status), _cell("; ".join(r.submitters)), _cell("; ".join(r.not_run))])
     _write_text(path, buf.getvalue())
     return path
+
+
+# What a spreadsheet reads as the start of a formula: "=HYPERLINK(...)", "+1", "-1", "@SUM(...)",
+# and a tab or carriage return before one of those.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(text: str) -> str:
+    """A text cell of the gradebook that a spreadsheet shows as text, never runs as a formula.
+
+    The submitters column holds names from Gradescope's export, which students choose themselves
+    ("=HYPERLINK(...)"); with a leading apostrophe (OWASP's advice against CSV injection) Excel,
+    LibreOffice and Google Sheets read such a cell as text.
+    """
+    return "'" + text if text.startswith(_FORMULA_START) else text
 
 
 def normalized_hash(text: str) -> str:

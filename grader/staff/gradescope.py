@@ -30,6 +30,7 @@ from .. import exercise as exercise_module
 from ..errors import UsageError
 from ..run.parent.isolated import grade_in_child
 from ..results import validate, write_atomic
+from ..submission import printable
 from ..ungraded import ungraded_document
 
 ROOT_VARIABLE = "KERNEL_GRADER_AUTOGRADER_ROOT"
@@ -163,33 +164,65 @@ def autograder_root() -> Path:
 
 def choose_submission(folder: Path, filename: str) -> Choice:
     """The file to grade among the student's: the expected name, else the only .cu, else the only
-    notebook (.ipynb, whose `%%writefile submission.cu` cell is graded), else none."""
+    notebook (.ipynb, whose `%%writefile submission.cu` cell is graded), else none.
+
+    Only files inside the submission folder count. A submission may hold links (a zip or a GitHub
+    repository keeps them); one that leads out of the folder could name the reference solution,
+    the hidden tests or bundle.json (the course secret), whose lines a compile error would quote
+    back, so it is never graded and the student is told so.
+    """
     if not folder.is_dir():
         return Choice(None, problem=f"No submission folder was found; submit one file named {filename}.")
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(".") and "__MACOSX" not in p.parts
-                   and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    inside = folder.resolve()
+    files, outside = [], []
+    for p in sorted(folder.rglob("*")):
+        if p.name.startswith(".") or "__MACOSX" in p.parts or any(part.startswith(".") for part in p.relative_to(folder).parts):
+            continue
+        if not _within(p, inside):  # a link out, or a file reached through one
+            outside.append(p)
+        elif p.is_file():
+            files.append(p)
     suffix = ".py" if filename.endswith(".py") else ".cu"  # a Python exercise's submissions are .py
     sources = [p for p in files if p.suffix.lower() == suffix]
     notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
-    shown = ", ".join(str(p.relative_to(folder)) for p in files[:10]) or "no files"
+    shown = ", ".join(_shown(p, folder) for p in files[:10]) or "no files"
+    links = ""
+    if outside:
+        links = (f" Links to files outside your submission are not graded ({', '.join(_shown(p, folder) for p in outside[:10])}): "
+                 "submit the file itself.")
     exact = [p for p in files if p.name == filename]
     if len(exact) == 1:
-        others = [p.name for p in sources + notebooks if p != exact[0]]
+        others = [_shown(p, folder, whole=False) for p in sources + notebooks if p != exact[0]]
         note = f"Graded {filename}; the other files ({', '.join(others)}) were ignored." if others else ""
-        return Choice(exact[0], note=note)
+        return Choice(exact[0], note=(note + links).strip())
     if len(sources) == 1:
-        return Choice(sources[0], note=f"Expected a file named {filename}; graded {sources[0].name}, the only {suffix} file "
-                                       "submitted. Please name it " + filename + " next time.")
+        return Choice(sources[0], note=f"Expected a file named {filename}; graded {_shown(sources[0], folder, whole=False)}, "
+                                       f"the only {suffix} file submitted. Please name it {filename} next time.{links}")
     if not sources and len(notebooks) == 1:
-        return Choice(notebooks[0])  # a notebook may have any name (Colab adds "Copy of", downloads add " (1)")
+        # a notebook may have any name (Colab adds "Copy of", downloads add " (1)")
+        return Choice(notebooks[0], note=links.strip())
     if not sources and not notebooks:
         what = "kernel" if suffix == ".cu" else "functions"
         return Choice(None, problem=f"No {suffix} file or notebook was submitted (found: {shown}). Submit your {what} as "
-                                    f"one file named {filename}, or the Colab notebook (.ipynb) that holds it.")
+                                    f"one file named {filename}, or the Colab notebook (.ipynb) that holds it.{links}")
     many = sources or notebooks
     kind = f"{suffix} files" if sources else "notebooks"
     return Choice(None, problem=f"{len(many)} {kind} were submitted ({shown}) and none is named {filename}. "
-                                f"Submit exactly one file, named {filename}, or one notebook.")
+                                f"Submit exactly one file, named {filename}, or one notebook.{links}")
+
+
+def _within(path: Path, inside: Path) -> bool:
+    """Whether `path`, its links followed, lies within the (resolved) submission folder."""
+    try:
+        return path.resolve().is_relative_to(inside)
+    except (OSError, RuntimeError):  # a loop of links, or one the grader may not follow
+        return False
+
+
+def _shown(path: Path, folder: Path, *, whole: bool = True) -> str:
+    """A submitted file's name (its path in the submission when whole) as the results may show it:
+    printable, on one line, so a name cannot add lines of its own to the student's report."""
+    return printable(str(path.relative_to(folder)) if whole else path.name)
 
 
 def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any]:
@@ -210,7 +243,7 @@ def run_autograder(config_path: Path, root: Path | None = None) -> dict[str, Any
         document = dict(graded.document)
         if choice.note:
             document["output"] = f"**Note:** {choice.note}\n\n{document['output']}"
-        document["extra_data"] = {**document["extra_data"], "gradescope": {"status": graded.status, "graded_file": choice.source.name}}
+        document["extra_data"] = {**document["extra_data"], "gradescope": {"status": graded.status, "graded_file": printable(choice.source.name)}}
     write_atomic(document, results)
     return document
 
