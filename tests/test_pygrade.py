@@ -340,3 +340,14 @@ def test_gradings_in_threads_each_get_the_public_classes(tmp_path):
         sys.modules.update(saved)
     for material in materials:
         assert "lesson.CountingMemory" in material.classes
+
+
+def test_escapes_the_child_sends_never_reach_the_results(tmp_path):
+    """The worker cleans exception texts, but the worker runs in the student's process: a submission
+    that replaces its cleaner still gets inert text in the results (the grader cleans again)."""
+    sub = tmp_path / "escapes.py"
+    sub.write_text('import sys\nsys.modules["__main__"]._why = lambda exc: "\\x1b[2J\\x1b[32mPASS\\x1b]52;c;eA==\\x07"\n'
+                   'def sectors_touched(a):\n    raise ValueError("x")\n')
+    report = api.grade(LESSON, sub, seed=1)
+    text = json.dumps(to_json(report))
+    assert "\\u001b" not in text and "\\u0007" not in text and "?[2J" in text

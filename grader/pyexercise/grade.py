@@ -12,6 +12,7 @@ child cannot see.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -32,7 +33,7 @@ from .. import submission as submission_module
 from ..exercise import Exercise
 from .sandbox import CallOutcome, Worker
 from .spec import Function, PySpec
-from ..results import NotRun, Report, TestResult
+from ..results import NotRun, Report, TestResult, inert
 from ..run.jail import layers as jail_layers
 from ..run.parent.sandbox import python_argv, run_child
 
@@ -188,9 +189,12 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
     def report(tests: Sequence[TestResult], sha: str | None, output: str = "", isolation: str = "",
                not_run: Sequence[NotRun] = ()) -> Report:
         device = f"CPU, a Python child process ({isolation})" if isolation else "CPU, a Python child process"
+        # Outputs quote what the student's code raised and printed: inert, like the kernel kind's.
+        tests = [dataclasses.replace(t, output=inert(t.output)) for t in tests]
         return Report(exercise=spec.id, submission=submission_module.display_name(Path(path)), sha256=sha, backend=BACKEND,
                       device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
-                      seconds=time.perf_counter() - started, seeds={"base": int(seed)}, notes=tuple(notes), student_output=output)
+                      seconds=time.perf_counter() - started, seeds={"base": int(seed)}, notes=tuple(map(inert, notes)),
+                      student_output=output)
 
     if sub is None:
         return report(not_loaded(spec, f"Refused before loading: {problem}"), None)
