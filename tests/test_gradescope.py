@@ -72,6 +72,8 @@ def test_scripts_parse_and_setup_installs_the_bundled_grader(bundle, tmp_path):
         subprocess.run(["bash", "-n", str(tmp_path / script)], check=True)
     setup = (tmp_path / "setup.sh").read_text()
     assert 'pip install "$SOURCE/kernel-grader"' in setup and "apt-get install" in setup
+    assert "bubblewrap libseccomp2" in setup  # the jail of student Python
+    assert 'chmod -R go-rwx "$SOURCE"' in (tmp_path / "run_autograder").read_text()
 
 
 def test_good_submission_scores_everything_the_emulator_grades(bundle, root, tmp_path):

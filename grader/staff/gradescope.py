@@ -309,7 +309,8 @@ ROOT="${KERNEL_GRADER_AUTOGRADER_ROOT:-/autograder}"
 SOURCE="$ROOT/source"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
-apt-get install -y --no-install-recommends python3 python3-pip python3-venv
+# bubblewrap and libseccomp2: the jail of student Python (docs/sandbox.md in the grader's repository).
+apt-get install -y --no-install-recommends python3 python3-pip python3-venv bubblewrap libseccomp2
 python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --upgrade pip
 # The grader from the bundled source: click, numpy, jsonschema, nbformat, CuPy and NVRTC come with it.
@@ -332,6 +333,9 @@ PY="${KERNEL_GRADER_PYTHON:-$ROOT/venv/bin/python}"
 [ -x "$PY" ] || PY=python3
 mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
+# The course's files (hidden tests, reference, bundle.json's secret) and the results are root's alone:
+# where the kernel gives student code no namespaces or Landlock, a sandbox uid still cannot read them.
+chmod -R go-rwx "$SOURCE" "$ROOT/results" 2>/dev/null || true
 export KERNEL_GRADER_AUTOGRADER_ROOT="$ROOT"
 # The bundled grader source comes first, so the code that runs is the code in this zip.
 export PYTHONPATH="$SOURCE/kernel-grader${PYTHONPATH:+:$PYTHONPATH}"
@@ -424,15 +428,15 @@ functions) or the Colab notebook they worked in.
   (`.ipynb`, any name), whose code cells' definitions are graded and whose calls, `!` lines and
   `%%` cells are never run. One grading may take {timeout:g} s (`bundle.json`).
 
-## Where the student's code runs
-
-In a child process, in a fresh folder that holds only the submission and the exercise's public
-files, under the exercise's CPU, memory, file and output limits, with an audit hook that refuses
-processes, sockets, ctypes and files outside that folder. Where user namespaces are allowed it
-also has no network and cannot see the exercise, reference or grader folders at all; Docker's
-default seccomp profile (Gradescope's containers among them) usually refuses them, and results'
-`extra_data.device` says which isolation applied. The child only returns values; every check
-and score is computed outside it. See docs/python-exercises.md in the grader's repository.
+In a child process, in a jail the kernel enforces, whose one writable folder holds only the
+submission and the exercise's public files, under the exercise's CPU, memory, file and output
+limits: bubblewrap's namespaces where the container allows them, else Landlock (Docker's default
+seccomp profile, which Gradescope's containers may run under, refuses namespaces); a seccomp filter
+(no processes, threads, sockets or signals); a uid of its own (run_autograder runs as root). It sees
+nothing of the exercise, reference or grader folders. Results' `extra_data.device` names the walls
+each grading got; where the kernel gives neither namespaces nor Landlock it says so plainly, and
+run_autograder has made the course's files readable by root alone. The child only returns values;
+every check and score is computed outside it. See docs/sandbox.md in the grader's repository.
 
 ## This zip contains secrets
 
