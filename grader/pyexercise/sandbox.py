@@ -14,9 +14,7 @@ grader.pyexercise.values (JSON, never pickle). Nothing here compares or scores.
 from __future__ import annotations
 
 import json
-import os
 import queue
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -267,12 +265,8 @@ class Worker:
 
     def _kill(self, why: str) -> None:
         self.dead = why
-        if self.proc is not None and self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
-            self.proc.wait()
+        if self.jail is not None:
+            self.jail.kill()
 
 
 def _ended(code: int | None) -> str:

@@ -163,14 +163,19 @@ class Jailed:
             rules.append(("/proc", confine.FS_READ_FILE | confine.FS_WRITE_FILE | confine.FS_TRUNCATE | confine.FS_READ_DIR))
         return {"abi": self.layers.landlock_abi, "rules": rules}
 
-    def close(self) -> None:
-        """Kill whatever the jail still runs, give its uid back and remove its folder."""
+    def kill(self) -> None:
+        """SIGKILL the jail's process group and wait for its process: under bubblewrap, the PID
+        namespace then takes everything else in the jail along."""
         if self.proc is not None and self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, 9)
             except (ProcessLookupError, PermissionError):
                 pass
             self.proc.wait()
+
+    def close(self) -> None:
+        """Kill whatever the jail still runs, give its uid back and remove its folder."""
+        self.kill()
         if self.lease is not None:
             uids.kill_all(self.lease.uid)  # a process that left the group (setsid) still has the uid
             self.lease.release()
