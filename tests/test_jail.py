@@ -325,3 +325,41 @@ def test_the_doctor_says_plainly_when_there_is_no_kernel_sandbox(monkeypatch):
     assert not finding.present and "could read the hidden tests" in finding.detail and "no Landlock" in finding.detail
     monkeypatch.setattr(jail_layers, "current", lambda: jail_layers.Layers(namespaces=True, seccomp=True))
     assert doctor._sandbox().present and "walled in by the kernel" in doctor._sandbox().detail
+
+
+def test_it_changes_no_attributes_no_limits_of_others_and_leaves_no_ipc(walls, tmp_path):
+    """What neither namespaces nor Landlock cover: modes, owners and times of files it can name (its
+    bound /dev nodes; under Landlock as uid 0, any root-owned file), the grader's rlimits, System V IPC.
+    (Without the seccomp rules for them, this test changed /dev/full and set pytest's open-file limit to 3.)"""
+    target = tmp_path / "course-file.txt"
+    target.write_text("x")
+    target.chmod(0o644)
+    before = {p: os.stat(p) for p in (str(target), "/dev/full")}
+    grader_limit = __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE)
+    code = TRY + '''
+import ctypes, resource
+for path in sys.argv[2:]:
+    attempt("chmod " + path, lambda p=path: os.chmod(p, 0o777))
+    attempt("utime " + path, lambda p=path: os.utime(p, (0, 0)))
+    attempt("chown " + path, lambda p=path: os.chown(p, 1, 1))
+attempt("prlimit grader", lambda: resource.prlimit(int(sys.argv[1]), resource.RLIMIT_NOFILE, (3, 3)))
+attempt("own limit", lambda: resource.setrlimit(resource.RLIMIT_CORE, (0, 0)))
+libc = ctypes.CDLL(None, use_errno=True)
+def shm():
+    if libc.shmget(0x4B47, 4096, 0o1000 | 0o666) < 0:  # IPC_CREAT
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+attempt("shmget", shm)
+print(json.dumps(seen))
+'''
+    try:
+        seen = jailed(walls, code, str(os.getpid()), *before)
+    finally:  # where the wall failed, the machine's /dev/full is put back as it was
+        full = before["/dev/full"]
+        os.chmod("/dev/full", full.st_mode & 0o7777)
+        os.utime("/dev/full", ns=(full.st_atime_ns, full.st_mtime_ns))
+    assert all(seen[k][0] != "ok" for k in seen if k.split()[0] in ("chmod", "utime", "chown")), seen
+    assert seen["prlimit grader"][0] != "ok" and seen["own limit"][0] == "ok" and seen["shmget"][0] != "ok", seen
+    after = {p: os.stat(p) for p in before}
+    assert all((after[p].st_mode, after[p].st_uid, after[p].st_mtime) == (before[p].st_mode, before[p].st_uid,
+               before[p].st_mtime) for p in before)
+    assert __import__("resource").getrlimit(__import__("resource").RLIMIT_NOFILE) == grader_limit

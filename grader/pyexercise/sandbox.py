@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import queue
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -249,11 +250,16 @@ class Worker:
                        + "): an endless loop?")
             return None
         if reply is None:
-            self.proc.wait(timeout=5)
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # it closed the channel (an exec) and went on running
+                self._kill("its process closed the grader's channel and went on running (did the submission "
+                           "replace itself with another program?)")
+                return None
             if self.proc.returncode == confine.FAILED and self._next == 0:
                 self.stderr.join(2.0)
                 raise OSError(f"the grader could not start the sandbox: {self.stderr.text().strip()[-300:]}")
-            self._kill(_ended(self.proc.returncode))
+            self._kill(_ended(self.proc.returncode, self.layers.namespaces))
             return None
         if reply.get("_too_big"):
             self._kill(f"its reply was larger than {MAX_REPLY_BYTES // 1024**2} MiB")
@@ -269,9 +275,11 @@ class Worker:
             self.jail.kill()
 
 
-def _ended(code: int | None) -> str:
+def _ended(code: int | None, namespaces: bool = False) -> str:
     import signal
 
+    if namespaces and code is not None and 128 < code <= 128 + 64:
+        code = 128 - code  # bubblewrap exits 128 + N for a command killed by signal N
     if code is not None and code < 0:
         try:
             name = signal.Signals(-code).name

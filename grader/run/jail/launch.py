@@ -135,7 +135,9 @@ class Jailed:
         args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--cap-drop", "ALL",
                 "--uid", "65534", "--gid", "65534", "--hostname", "sandbox"]
         args += views.bwrap_arguments(self.view)
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        # Its /tmp is memory: as large as one file may be, so that filling it costs no more than a file.
+        tmp_bytes = self.cell.limits.file_size_bytes or 64 * 1024**2
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_bytes), "--tmpfs", "/tmp",
                  "--bind", str(self.folder), views.FOLDER_INSIDE, "--chdir", views.FOLDER_INSIDE]
         if self.cell.gpu is not None:
             for node in gpu_devices(self.cell.gpu):
@@ -180,13 +182,28 @@ class Jailed:
             uids.kill_all(self.lease.uid)  # a process that left the group (setsid) still has the uid
             self.lease.release()
             self.lease = None
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove(self.root)
 
     def __enter__(self) -> "Jailed":
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def remove(folder: Path) -> None:
+    """Remove a jail's folder whatever the student left in it: `rm -rf` (a tree thousands of folders
+    deep makes shutil.rmtree recurse past Python's limit), then shutil for what is left. Never raises."""
+    try:
+        subprocess.run(["rm", "-rf", "--one-file-system", "--", str(folder)], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if os.path.lexists(folder):
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+        except RecursionError:
+            pass
 
 
 def _json(doc: dict) -> str:

@@ -9,6 +9,9 @@ open a way out or to other processes:
 - the file-system view and the kernel: mount and the new mount API, umount2, pivot_root, chroot,
   unshare, setns, namespace flags on clone, keyrings, bpf, perf_event_open, userfaultfd, io_uring,
   modules, kexec, reboot, swap, accounting, clocks, open_by_handle_at;
+- files' modes, owners, times and extended attributes (chmod, chown, utime, setxattr and kin);
+- System V and POSIX IPC objects (they outlive the process where there is no IPC namespace);
+- another process's limits, priority, CPUs or memory (prlimit64 and kin with a pid other than 0);
 - the network: socket() of every family (the UNIX family too, unless `unix_sockets`);
 - the terminal: ioctl TIOCSTI and TIOCLINUX (typing into a terminal);
 - signals to other processes: kill, tkill, tgkill, rt_(tg)sigqueueinfo, pidfd_send_signal
@@ -42,6 +45,20 @@ DENIED = (
     "name_to_handle_at", "lookup_dcookie", "vhangup", "uselib",
 )
 SIGNALS = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_send_signal", "pidfd_open")
+# Changing a file's mode, owner, times or extended attributes: neither namespaces nor Landlock cover
+# them, and a jail that is uid 0 outside (no sandbox uid) owns every root-owned file it can name (a
+# device node bound into its /dev, the course's files under Landlock).
+ATTRIBUTES = ("chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat", "utime", "utimes",
+              "utimensat", "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr",
+              "fremovexattr", "setxattrat", "removexattrat")
+# Kernel objects that outlive the process where there is no IPC namespace (Landlock): a channel between
+# gradings, and litter on the machine.
+IPC = ("shmget", "shmat", "shmctl", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semtimedop", "semctl",
+       "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr")
+# Calls that act on another process when given its pid (0 is the caller): limits, priorities, CPUs.
+OTHER_PROCESS = (("prlimit64", 0), ("setpriority", 1), ("ioprio_set", 1), ("sched_setaffinity", 0),
+                 ("sched_setparam", 0), ("sched_setscheduler", 0), ("sched_setattr", 0), ("migrate_pages", 0),
+                 ("move_pages", 0), ("process_madvise", 0), ("process_mrelease", 0))
 
 
 @dataclass(frozen=True)
@@ -88,8 +105,11 @@ def program(policy: SyscallPolicy) -> bytes:
         except (OSError, ValueError, RuntimeError):
             pass  # a call this architecture does not have (fork on aarch64): nothing to refuse
 
-    for name in DENIED:
+    for name in (*DENIED, *ATTRIBUTES, *IPC):
         rule(refuse, name)
+    for name, arg in OTHER_PROCESS:
+        if name == "prlimit64" or not policy.threads:  # threads (a GPU driver's) may tune each other by tid
+            rule(refuse, name, sc.Arg(arg, sc.NE, 0))
     rule(sc.ERRNO(errno.ENOSYS), "clone3")
     for flag in NAMESPACE_FLAGS:
         rule(refuse, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
