@@ -194,9 +194,16 @@ marker = sys.argv[1]
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
+        with open("daemon.pid", "w") as f:
+            f.write(str(os.getpid()))
         os.execv("/bin/sleep", [marker, "300"])  # the marker as its name, to find it by
     os._exit(0)
-time.sleep(0.5)
+for _ in range(100):
+    if os.path.exists("daemon.pid") and open("daemon.pid").read():
+        break
+    time.sleep(0.05)
+time.sleep(0.2)
+os.kill(int(open("daemon.pid").read()), 0)  # alive (raises if not)
 print(json.dumps({"started": True}))
 '''
 
@@ -213,7 +220,7 @@ def _with_marker(marker: str) -> list[int]:
     return found
 
 
-def test_a_daemon_dies_with_the_jail_where_processes_are_allowed(walls):
+def test_a_daemon_dies_with_the_jail_where_processes_are_allowed(walls, tmp_path):
     """The Triton kind will let a process start others (a compiler): a double-forked, setsid daemon
     still ends with the jail. Control: the same code outside the jail leaves it running."""
     marker = f"kg-daemon-{os.getpid()}-{time.monotonic_ns()}"
@@ -222,14 +229,18 @@ def test_a_daemon_dies_with_the_jail_where_processes_are_allowed(walls):
         with pytest.raises(Unavailable, match="needs namespaces"):
             jailed(walls, DAEMON, marker, cell=cell)
         return
-    assert jailed(walls, DAEMON, marker, cell=cell) == {"started": True}
+    with Jailed(cell, walls) as jail:  # not jailed(): the daemon holds stdout open until the jail ends
+        jail.write("attack.py", DAEMON)
+        proc = jail.popen([jail.python, "-I", "-S", "-B", "attack.py", marker], env={"PATH": "/usr/bin:/bin"})
+        assert json.loads(proc.stdout.readline()) == {"started": True}  # the daemon was running then
+        proc.wait(timeout=30)
     for _ in range(50):
         if not _with_marker(marker):
             break
         time.sleep(0.1)
     assert not _with_marker(marker), "a daemon outlived its jail"
     control = subprocess.run([sys.executable, "-c", DAEMON, marker + "-control"], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, timeout=30, start_new_session=True)
+                             stderr=subprocess.DEVNULL, timeout=30, start_new_session=True, cwd=tmp_path)
     assert control.returncode == 0
     try:
         assert _with_marker(marker + "-control"), "the control daemon did not start: the test proves nothing"

@@ -105,7 +105,9 @@ def test_a_sandbox_uid_cannot_signal_read_bomb_or_leave_a_daemon(wall, tmp_path)
     secret = tmp_path / "root-only.txt"
     secret.write_text("only root reads this")
     secret.chmod(0o600)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{lib}", "LANG": "C.UTF-8"}
+    private = tmp_path / "grading-tmp"  # a grading's own TMPDIR is a 0700 folder of root's, as a batch's are
+    private.mkdir(mode=0o700)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{ROOT}:{lib}", "LANG": "C.UTF-8", "TMPDIR": str(private)}
     if wall == "namespaces" and not shutil.which("bwrap"):
         pytest.skip("no bubblewrap")
     proc = subprocess.run([SYSTEM_PYTHON, "-c", SCRIPT, str(secret), wall], capture_output=True, text=True,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -62,14 +63,14 @@ class Jailed:
 
     def __init__(self, cell: Cell, layers: Layers):
         self.cell, self.layers = cell, layers
-        self.root = Path(tempfile.mkdtemp(prefix="kg-jail-"))
+        self.lease = uids.lease() if layers.sandbox_uid else None
+        self.root = Path(tempfile.mkdtemp(prefix="kg-jail-", dir=_base(self.lease is not None)))
         self.folder = self.root / "box"
         self.folder.mkdir()
-        self.lease = uids.lease() if layers.sandbox_uid else None
         if cell.syscalls.processes and not layers.namespaces and self.lease is None:
             # Nothing could find a process that left the process group (setsid) to kill it when the
             # jail ends: no PID namespace, no uid of its own. Refuse rather than leave it running.
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove(self.root)
             raise Unavailable("a jail whose process may start others needs namespaces (bubblewrap) or a sandbox "
                               "uid (the grader running as root); this machine gives neither")
         if self.lease is not None:
@@ -189,6 +190,21 @@ class Jailed:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _base(for_another_uid: bool) -> str:
+    """Where a jail's folder is made: the temp folder, unless a sandbox uid could not pass through it
+    to its own folder (a grading's TMPDIR is often a 0700 folder of the grader's), then /tmp."""
+    base = tempfile.gettempdir()
+    if not for_another_uid:
+        return base
+    for folder in [Path(base), *Path(base).parents]:
+        try:
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                return "/tmp"
+        except OSError:
+            return "/tmp"
+    return base
 
 
 def remove(folder: Path) -> None:

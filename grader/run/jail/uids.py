@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 RANGE_VARIABLE = "KERNEL_GRADER_SANDBOX_UIDS"
@@ -44,7 +43,9 @@ def uid_range() -> range:
 
 
 def _lock_folder() -> Path | None:
-    folder = Path(tempfile.gettempdir()) / "kernel-grader-sandbox-uids"
+    # One folder for the whole machine, never $TMPDIR: each grading of a batch has a TMPDIR of its own,
+    # and two gradings looking in two folders could lease one uid.
+    folder = Path("/tmp") / "kernel-grader-sandbox-uids"
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         info = folder.lstat()
