@@ -47,21 +47,19 @@ def take_back(originals: Sequence[Any], after: Sequence[Any], changes: Mapping[s
     changed, else which argument it changed, in words."""
     if len(after) != len(originals):
         return "its arguments did not come back"
-    for i, (original, left) in enumerate(zip(originals, after), 1):
-        cls = type(original)
-        allowed = changes.get(f"{cls.__module__}.{cls.__qualname__}", ())
-        if allowed and hasattr(original, "__dict__"):
-            if type(left) is not cls:
+    allowed = [changes.get(f"{type(o).__module__}.{type(o).__qualname__}", ()) for o in originals]
+    for i, (original, left, keys) in enumerate(zip(originals, after, allowed), 1):
+        if keys and hasattr(original, "__dict__"):
+            if type(left) is not type(original):
                 return f"it replaced argument {i} with a {type(left).__name__}"
             mine, theirs = vars(original), vars(left)
             for key in sorted(set(mine) | set(theirs)):
-                if key not in allowed and not same(mine.get(key, _MISSING), theirs.get(key, _MISSING)):
+                if key not in keys and not same(mine.get(key, _MISSING), theirs.get(key, _MISSING)):
                     return f"it changed argument {i}'s {key}"
         elif not same(original, left):
             return f"it changed argument {i}"
-    for original, left in zip(originals, after):
-        cls = type(original)
-        for key in changes.get(f"{cls.__module__}.{cls.__qualname__}", ()):
+    for original, left, keys in zip(originals, after, allowed):  # only once nothing else changed
+        for key in keys:
             if key in vars(left):
                 setattr(original, key, vars(left)[key])
     return ""
