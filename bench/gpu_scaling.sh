@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 # Run on a machine with two GPUs from the repository root: the batch of 100 on one GPU, then on two,
-# in one session (the ratio of the two is the scaling). Extra arguments go to grading_speed.py. Each
+# one after the other (the ratio of the two is the scaling). Extra arguments go to grading_speed.py. Each
 # run's profiler record (its ncu runs, per GPU) is kept beside the log as runs-*.json.
-# (At commit abb442e an ncu temp folder per GPU alone, each grading still running its own ncu, was no
-# faster: 158 s against 153 s. The batch's profiler now keeps an ncu child on each GPU, each GPU with
-# its own folder; docs/benchmarks.md has the numbers.)
+# docs/benchmarks.md ("Two GPUs") has the numbers.
 #   bash bench/gpu_scaling.sh [OUT_DIR] [BATCH_LIMIT_SECONDS] [--per-gpu K --profile-group G ...]
 set -u
 out=${1:-.}

@@ -1,4 +1,4 @@
-"""The hand-made pipeline a course would script without kernel-grader: the baseline of issue 6.
+"""The hand-made pipeline a course would script without kernel-grader: the baseline of the grading-speed benchmark.
 
 For one level2 submission, serially: a fresh CUDA process that compiles the kernel and runs 9 sizes
 x 8 launches comparing with NumPy; then compute-sanitizer racecheck, synccheck, memcheck and

@@ -123,7 +123,7 @@ def test_a_spinning_kernel_is_stopped_within_seconds(tmp_path, backend):
     print(f"{backend}: {len(sizes)} hanging sizes stopped in {seconds:.1f} s ({cpu:.1f} CPU-s)")
     first = stage.results["correctness:0"]
     if backend == "emu":
-        # Seconds depend on the machine (benchmarks: "A hang on the emulator"); steps do not. Each
+        # Seconds depend on the machine (docs/benchmarks.md: "Hang detection: the launch budget"); steps do not. Each
         # size stops at its own budget, 50 times the reference's steps there, not at the spec's
         # 200,000: a few seconds of CPU on the CI machine instead of minutes.
         for i in range(len(sizes)):

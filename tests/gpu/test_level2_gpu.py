@@ -128,7 +128,7 @@ def test_gradings_that_share_a_warm_worker_score_what_each_file_scores_alone(tmp
     started. Every copy gets the score and the failed categories its file gets graded alone, and a
     kernel that breaks its CUDA context (a misaligned vector load, at the 9 of its 10 sizes with N >= 8) costs only
     its own grading. The break must be certain: a write far past a buffer (tests/hostile/oob_write_far.cu)
-    faults or lands in other memory by luck, alone as in a batch (docs/benchmarks.md), so its score
+    faults or lands in other memory by luck, alone as in a batch (docs/gpu-evidence.md), so its score
     cannot be the same from one grading to the next."""
     import json
 
