@@ -16,6 +16,14 @@ from . import headers
 
 # -lineinfo: PTX .loc lines and SASS line tables, so every finding points at a source line.
 BASE_OPTIONS = ("-lineinfo", "-std=c++17", "--no-source-include")
+# nvcc includes cuda_runtime.h in every file on its own, which brings the macros of a host <math.h> and
+# <limits.h>: kernels written for nvcc use INFINITY or INT_MAX with no #include. NVRTC includes nothing,
+# so a source naming one of them gets grader/include/nvcc_implicit.h pre-included. Only such a source:
+# with NVRTC's bundled headers in reach, <math.h> brings CCCL's <cmath>, which costs seconds a compile.
+IMPLICIT_INCLUDE = "--pre-include=nvcc_implicit.h"
+_IMPLICIT_MACROS = re.compile(
+    r"\b(?:INFINITY|NAN|HUGE_VALF?|M_[A-Z0-9_]+|CHAR_BIT|[SU]?CHAR_(?:MIN|MAX)|U?SHRT_(?:MIN|MAX)|"
+    r"U?INT_(?:MIN|MAX)|U?L?LONG_(?:MIN|MAX))\b")
 DEFAULT_ARCH = "sm_90"  # without a GPU: the architecture the emulator's PTX is compiled for
 MAX_LOG_CHARS = 8000
 
@@ -54,7 +62,8 @@ def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH, extra_optio
     """
     from cupy_backends.cuda.libs import nvrtc  # imported here: only the compile child needs it
 
-    options = BASE_OPTIONS + (f"-arch={arch}",) + tuple(extra_options)
+    implicit = (IMPLICIT_INCLUDE,) if _IMPLICIT_MACROS.search(source) else ()
+    options = BASE_OPTIONS + implicit + (f"-arch={arch}",) + tuple(extra_options)
     dirs = _include_dirs(nvrtc) if "include" in source else headers.include_dirs(None)
     plain = _plain_name(name)
     start = time.perf_counter()

@@ -6,7 +6,9 @@ grader gives it two folders of its own, never one a submission can name:
 
 - `grader/include/`: small headers of ours for what nvcc users take for granted (`<cstdio>`,
   `<cuda_runtime.h>`, `<cstdint>`, `<cmath>`, `<cfloat>`, `<climits>`, `<cassert>` and their `.h`
-  forms). Each builds on the CUDA C++ library that NVRTC bundles where there is one.
+  forms). Each builds on the CUDA C++ library that NVRTC bundles where there is one. One more,
+  `nvcc_implicit.h`, is never named by a submission: grader/compile.py pre-includes it in a source
+  that uses a macro nvcc gives every file unasked (INFINITY, INT_MAX, M_PI, ...).
 - the toolkit headers and CCCL that NVRTC itself bundles (`cuda_fp16.h`, `cuda_bf16.h`,
   `cuda/std/...`), extracted once by `nvrtcInstallBundledHeaders` (NVRTC 13.x) into a folder
   beside the compile cache. An NVRTC without that call (CUDA 12) still compiles every header of

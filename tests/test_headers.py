@@ -90,3 +90,24 @@ def test_a_cuda_toolkit_stands_in_where_nvrtc_bundles_no_headers(tmp_path):
     (include / "cuda_fp16.h").write_text("// half\n")
     assert headers.toolkit_include({"CUDA_PATH": str(tmp_path / "cuda")}) == include
     assert include in headers.include_dirs(include) and headers.include_dirs(include)[0] == headers.own_dir()
+
+
+def test_the_macros_nvcc_gives_without_an_include_compile_bare():
+    """nvcc's implicit cuda_runtime.h brings <math.h>'s and <limits.h>'s macros to every file; kernels
+    written for nvcc use them with no #include (a softmax's -INFINITY, a min-reduction's INT_MAX)."""
+    bare = ('extern "C" __global__ void k(float* y, int* z, int n)\n'
+            '{ y[0] = fmaxf(-INFINITY, (float)M_PI); z[0] = n < INT_MAX ? INT_MIN : (int)(UINT_MAX & 1u); }\n')
+    result = compile_source(bare, "mine.cu")
+    assert result.ok, result.log
+    assert "--pre-include=nvcc_implicit.h" in result.options
+    # The same with another header included: the macros come once, with no redefinition warning.
+    result = compile_source("#include <cstdio>\n#include <climits>\n" + bare, "mine.cu")
+    assert result.ok and "warning" not in result.log, result.log
+
+
+def test_only_a_source_naming_those_macros_gets_the_pre_include():
+    plain = compile_source('extern "C" __global__ void k(float* y) { y[0] = 1.0f; }\n', "mine.cu")
+    assert plain.ok and "--pre-include=nvcc_implicit.h" not in plain.options
+    # FLT_MAX needs <cfloat> under nvcc too: bare, it is an error in both.
+    refused = compile_source('extern "C" __global__ void k(float* y) { y[0] = FLT_MAX; }\n', "mine.cu")
+    assert not refused.ok and "FLT_MAX" in refused.log
