@@ -212,9 +212,9 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
     where = f"({h['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(h['block'])}: {h.get('example', '')})"
     scope, space = h.get("scope", "block"), h.get("space", "shared")
     if space == "global" and scope == "grid" and h.get("cause") == "block-atomic":
-        return (f"race between blocks on global memory: {first} and {second} update the same global memory from "
-                f"different blocks with atomics, at least one of block scope (atomicAdd_block and the other _block "
-                f"atomics) {where}. A _block atomic is atomic only with respect to the threads of its own block: "
+        who = f"{first} updates" if h["first_line"] == h["second_line"] else f"{first} and {second} update"
+        return (f"race between blocks on global memory: {who} the same global memory from different blocks with "
+                f"atomics, at least one of block scope (atomicAdd_block or another _block atomic) {where}. A _block atomic is atomic only with respect to the threads of its own block: "
                 "use atomicAdd (device scope) when different blocks add to one address; _block atomics suit "
                 "shared memory or an address only one block updates.")
     if scope == "warp" and h.get("cause") == "volatile":
@@ -246,7 +246,7 @@ def _warp_synchronous_text(ctx: Context, items: Sequence[tuple[Mapping[str, Any]
     """One message for every hazard of the legacy volatile warp-synchronous idiom, naming its lines."""
     lines = sorted({int(l) for h, _ in items for l in (h["first_line"], h["second_line"]) if l})
     h, sizes = items[0]
-    count = sum(int(i["count"]) for i, _ in items)
+    count = sum(int(i["count"]) for i, at in items if at == sizes)  # the example's launch
     span = (f"{ctx.quote(lines[0])} to {ctx.quote(lines[-1])} (lines {', '.join(map(str, lines))})"
             if len(lines) > 1 else ctx.quote(lines[0] if lines else None))
     what = (f"{span} exchange values between lanes of one warp through volatile shared memory with no __syncwarp() "
