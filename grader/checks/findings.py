@@ -54,7 +54,7 @@ def race_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, 
         for h in emu.get("hazards", []):
             if strayed and h.get("space") == "global":
                 continue
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"), h.get("cause", ""))
             if key not in seen:
                 seen.add(key)
                 out.append(("hazard", h, sizes))
