@@ -13,9 +13,8 @@ Rules, per byte of every buffer live at the launch, for the launch:
   in the current epoch.
 * WAW: a write of a byte last written by another block, or by another warp of the block in this
   epoch; two atomics do not race, unless they come from different blocks and one of them has block
-  scope (`atomicAdd_block`: PTX `atom.cta`/`red.cta`, or `.cluster`, no wider in a launch without
-  clusters), which is atomic only with respect to the threads of its own block (``cause`` =
-  "block-atomic"). Shared memory is per block, so a block-scoped atomic there is always enough.
+  scope (`atomicAdd_block`: PTX `atom.cta`/`red.cta`), which is atomic only with respect to the
+  threads of its own block (``cause`` = "block-atomic"). Shared memory is per block, so a block-scoped atomic there is always enough.
 * WAR: a write (plain or atomic) of a byte that another block read, or that another warp of the
   block read in this epoch. The reader set is "first reader + read by several warps + read by
   several blocks", which never misses one.
@@ -101,8 +100,8 @@ class GlobalShadow:
             line: source line of the instruction.
             atomic: an atomic read-modify-write (never races with another atomic of its block, nor
                 with one of another block unless either has block scope).
-            block_scope: the atomic has block scope (`.cta`, `.cluster`): atomic only among the
-                threads of its block.
+            block_scope: the atomic has block scope (`.cta`): atomic only among the threads of its
+                block.
         """
         if addr.size == 0 or self.size == 0:
             return

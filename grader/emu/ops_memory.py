@@ -203,7 +203,7 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
 
 def _shadow_global(x, addr, ok, nbytes, write, line, atomic, block_scope=False) -> None:
     """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py);
-    `block_scope`: an atomic of scope `.cta` (or `.cluster`), atomic only among its own block's threads."""
+    `block_scope`: an atomic of scope `.cta`, atomic only among its own block's threads."""
     m = x.m
     if ok.all():
         block, tid = m.lane_block_id[x.idx], m.lane_tid[x.idx]
@@ -372,10 +372,11 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
     esize = dt.itemsize
     ut = UINT[esize]
     line = ins.line
-    # atomicAdd_block and friends (`.cta`) are atomic only among the threads of one block; a launch
-    # without clusters makes every block a cluster of one, so `.cluster` is no wider. Two blocks
+    # atomicAdd_block and friends (`.cta`) are atomic only among the threads of one block: two blocks
     # using them on one global address race (global_hazards.py). Shared memory is per block anyway.
-    block_scope = any(mo in ("cta", "cluster") for mo in ins.mods)
+    # `.cluster` is left as wide as the device: which blocks share a cluster depends on how the
+    # kernel is launched, and a false race would cost a correct kernel its points.
+    block_scope = "cta" in ins.mods
     if space == "const" or space == "param" or space == "local":
         raise Unsupported(f"opcode {ins.full}")
 
