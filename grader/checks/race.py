@@ -47,7 +47,7 @@ class RaceCheck:
         # the legacy warp-synchronous idiom where this exercise allows it: named, never failed
         notes = race_notes(ctx) if ctx.emu_available else []
         if notes:
-            extra["notes"] = notes
+            extra["warp_synchronous"] = "allowed"  # the text (student source quoted) is in the output only
         if problems:
             return [verdict(NAME, conf, False, "Races or barrier errors found:\n" + bullet(problems)
                             + ("\n" + bullet(notes) if notes else ""), extra=extra)]
