@@ -385,7 +385,8 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
         if "compare" in c and category != "race":
             raise SpecError(f"{source}: field checks.{category}.compare: only the race check compares launches")
         if "warp_synchronous" in c and category != "race":
-            raise SpecError(f"{source}: field checks.{category}.warp_synchronous: only the race check judges warp-synchronous code")
+            raise SpecError(f"{source}: field checks.{category}.warp_synchronous: only the race check judges "
+                            "warp-synchronous code")
         if c.get("warp_synchronous") == "allow" and c.get("sanitizer") == "always":
             # racecheck reports the idiom as hazards (it does on an H200), and they cannot be told
             # apart from other races in its report: the check would fail what the spec allows.

@@ -214,9 +214,10 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
     if space == "global" and scope == "grid" and h.get("cause") == "block-atomic":
         who = f"{first} updates" if h["first_line"] == h["second_line"] else f"{first} and {second} update"
         return (f"race between blocks on global memory: {who} the same global memory from different blocks with "
-                f"atomics, at least one of block scope (atomicAdd_block or another _block atomic) {where}. A _block atomic is atomic only with respect to the threads of its own block: "
-                "use atomicAdd (device scope) when different blocks add to one address; _block atomics suit "
-                "shared memory or an address only one block updates.")
+                f"atomics, at least one of block scope (atomicAdd_block or another _block atomic) {where}. A _block "
+                "atomic is atomic only with respect to the threads of its own block: use atomicAdd (device scope) "
+                "when different blocks add to one address; _block atomics suit shared memory or an address only "
+                "one block updates.")
     if scope == "warp" and h.get("cause") == "volatile":
         return _warp_synchronous_text(ctx, [(h, sizes)], allowed=False)
     if space == "global" and scope == "grid":

@@ -63,8 +63,9 @@ class RaceCheck:
             how.append(f"{conf.launches} launches at {sizes_text(conf.size)} all agreed with the reference within the "
                        "tolerance (they differ only in the order float atomics added)")
         if ctx.emu_available and not gpu_stands_in(ctx, small):
-            how.append(f"the emulator found no {'other ' if notes else ''}hazard in shared or global memory (between warps, lanes of a warp, or "
-                       f"blocks) and no divergent barrier at {sizes_text(small)}")
+            other = "other " if notes else ""
+            how.append(f"the emulator found no {other}hazard in shared or global memory (between warps, lanes of a "
+                       f"warp, or blocks) and no divergent barrier at {sizes_text(small)}")
         elif ctx.backend == "gpu" and ctx.tools.sanitizer and conf.sanitizer != "never":
             how.append(f"compute-sanitizer racecheck and synccheck found nothing at {sizes_text(small)}")
         how = how or ["no launch disagreed and no hazard was seen"]

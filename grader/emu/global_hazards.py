@@ -14,7 +14,8 @@ Rules, per byte of every buffer live at the launch, for the launch:
 * WAW: a write of a byte last written by another block, or by another warp of the block in this
   epoch; two atomics do not race, unless they come from different blocks and one of them has block
   scope (`atomicAdd_block`: PTX `atom.cta`/`red.cta`), which is atomic only with respect to the
-  threads of its own block (``cause`` = "block-atomic"). Shared memory is per block, so a block-scoped atomic there is always enough.
+  threads of its own block (``cause`` = "block-atomic"). Shared memory is per block, so a
+  block-scoped atomic there is always enough.
 * WAR: a write (plain or atomic) of a byte that another block read, or that another warp of the
   block read in this epoch. The reader set is "first reader + read by several warps + read by
   several blocks", which never misses one.

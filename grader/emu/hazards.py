@@ -269,7 +269,8 @@ class SharedShadow:
         """Aggregated hazards, sorted by (first_line, second_line, kind)."""
         out = [
             Hazard(kind.split("-")[-1], first, second, int(v[0]), v[1], v[2],
-                   scope="warp" if "warp-" in kind else "block", cause="volatile" if kind.startswith("vwarp-") else "")
+                   scope="warp" if "warp-" in kind else "block",
+                   cause="volatile" if kind.startswith("vwarp-") else "")
             for (kind, first, second), v in self._hazards.items()
         ]
         return tuple(sorted(out, key=lambda h: (h.first_line, h.second_line, h.kind)))
