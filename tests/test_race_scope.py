@@ -82,3 +82,18 @@ def test_an_exercise_that_allows_the_idiom_passes_the_volatile_tail_with_a_note(
     assert "this exercise allows legacy warp-synchronous code" in race.output and "__syncwarp()" in race.output
     assert race.extra["warp_synchronous"] == "allowed"
     assert correctness.passed, correctness.output
+
+
+def test_block_scoped_atomics_on_shared_memory_pass_the_race_check(tmp_path):
+    """The histogram's reference with its shared-memory counting done by atomicAdd_block (enough:
+    shared memory belongs to one block) and its merge by atomicAdd keeps full marks for races; the
+    same merge with atomicAdd_block is the corpus's block_scoped_merge.cu, which fails."""
+    source = (ROOT / "reference" / "histogram" / "solution.cu").read_text()
+    counting = "atomicAdd(&local[data[i]], 1u);"
+    assert counting in source
+    submission = tmp_path / "shared_block_atomics.cu"
+    submission.write_text(source.replace(counting, "atomicAdd_block(&local[data[i]], 1u);"))
+    report = api.grade(ROOT / "exercises" / "histogram", submission, backend="emu", seed=1, workdir=tmp_path / "work")
+    race = next(t for t in report.tests if t.category == "race")
+    assert race.passed, race.output
+    assert report.score == report.max_score, [(t.name, t.output[:200]) for t in report.tests if not t.passed]
