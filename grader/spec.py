@@ -195,6 +195,11 @@ class CheckSpec:
     # race) or "tolerance" (a launch differs only when an output is outside the exercise's tolerance
     # of the reference, for kernels whose float atomics add in a different order each launch).
     compare: str = "bitwise"
+    # race: the legacy warp-synchronous idiom (lanes of one warp exchanging values through volatile
+    # shared memory with no __syncwarp(), e.g. the unrolled `volatile float* v` reduction tail).
+    # "race" (default): a race, as racecheck and the CUDA programming guide say since Volta;
+    # "allow": for a course that teaches it, named in a note but not failed.
+    warp_synchronous: str = "race"
     # When the check cannot run here (performance without a GPU): "exclude" its points from the
     # denominator (the default), "award" them, or count them as "zero" (results.NOT_RUN_POLICIES).
     if_not_run: str = "exclude"
@@ -379,6 +384,14 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
             c["counters"] = tuple(c["counters"])
         if "compare" in c and category != "race":
             raise SpecError(f"{source}: field checks.{category}.compare: only the race check compares launches")
+        if "warp_synchronous" in c and category != "race":
+            raise SpecError(f"{source}: field checks.{category}.warp_synchronous: only the race check judges "
+                            "warp-synchronous code")
+        if c.get("warp_synchronous") == "allow" and c.get("sanitizer") == "always":
+            # racecheck reports the idiom as hazards (it does on an H200), and they cannot be told
+            # apart from other races in its report: the check would fail what the spec allows.
+            raise SpecError(f"{source}: field checks.race.warp_synchronous: \"allow\" cannot be combined with "
+                            "sanitizer = \"always\" (compute-sanitizer racecheck reports the warp-synchronous idiom as a race)")
         checks[category] = CheckSpec(category=category, **c)
     limits_raw = dict(raw.get("limits", {}))
     if "allowed_includes" in limits_raw:

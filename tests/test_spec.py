@@ -70,3 +70,23 @@ def test_hidden_tests_table_adds_its_points_in_its_category():
     raw["hidden_tests"] = {"points": 5, "category": "compile"}
     with pytest.raises(SpecError, match="hidden_tests"):
         spec_module.from_dict(raw)
+
+
+def test_race_warp_synchronous_defaults_to_race_and_may_allow_the_legacy_idiom():
+    assert spec_module.from_dict(VALID).checks["race"].warp_synchronous == "race"
+    raw = copy.deepcopy(VALID)
+    raw["checks"]["race"]["warp_synchronous"] = "allow"
+    assert spec_module.from_dict(raw).checks["race"].warp_synchronous == "allow"
+
+
+@pytest.mark.parametrize("mutate, said", [
+    (lambda d: d["checks"]["race"].update(warp_synchronous="yes"), "checks.race.warp_synchronous"),
+    (lambda d: d["checks"]["correctness"].update(warp_synchronous="allow"), "checks.correctness.warp_synchronous"),
+    # racecheck reports the idiom, so "always" running it would fail what "allow" allows
+    (lambda d: d["checks"]["race"].update(warp_synchronous="allow", sanitizer="always"), "sanitizer"),
+])
+def test_race_warp_synchronous_is_validated(mutate, said):
+    raw = copy.deepcopy(VALID)
+    mutate(raw)
+    with pytest.raises(SpecError, match=said):
+        spec_module.from_dict(raw, source="exercises/toy/spec.toml")

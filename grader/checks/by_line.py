@@ -26,10 +26,14 @@ def _hazard_kind(h: Mapping[str, Any]) -> str:
     """A hazard's title: its kind, and where it is when not between warps on shared memory."""
     kind = _HAZARDS.get(h["kind"], f"{h['kind']} race")
     scope, space = h.get("scope", "block"), h.get("space", "shared")
+    if space == "global" and scope == "grid" and h.get("cause") == "block-atomic":
+        return f"{kind} between blocks (block-scoped atomics, global memory)"
     if space == "global" and scope == "grid":
         return f"{kind} between blocks (global memory)"
     if space == "global":
         return f"{kind} on global memory"
+    if scope == "warp" and h.get("cause") == "volatile":
+        return f"{kind} inside a warp (volatile warp-synchronous code)"
     if scope == "warp":
         return f"{kind} inside a warp"
     return kind

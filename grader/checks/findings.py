@@ -54,7 +54,7 @@ def race_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, 
         for h in emu.get("hazards", []):
             if strayed and h.get("space") == "global":
                 continue
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"))
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"), h.get("cause", ""))
             if key not in seen:
                 seen.add(key)
                 out.append(("hazard", h, sizes))
@@ -62,9 +62,34 @@ def race_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, 
 
 
 def race_messages(ctx: Context) -> list[str]:
-    """Hazards between warps and barrier errors from every emulated launch, worst first, deduplicated."""
-    return [_barrier_text(ctx, item, sizes) if what == "barrier" else _hazard_text(ctx, item, sizes)
-            for what, item, sizes in race_items(ctx)]
+    """Hazards between warps and barrier errors from every emulated launch, worst first, deduplicated.
+
+    The legacy warp-synchronous idiom (hazards of cause "volatile") is one message naming all its
+    lines, and none when the race check's spec allows it (race_notes then names it)."""
+    items = race_items(ctx)
+    out = [_barrier_text(ctx, item, sizes) if what == "barrier" else _hazard_text(ctx, item, sizes)
+           for what, item, sizes in items if not _warp_synchronous(item)]
+    legacy = [(item, sizes) for what, item, sizes in items if _warp_synchronous(item)]
+    if legacy and not warp_synchronous_allowed(ctx):
+        out.append(_warp_synchronous_text(ctx, legacy, allowed=False))
+    return out
+
+
+def race_notes(ctx: Context) -> list[str]:
+    """What the race check names without failing: the legacy warp-synchronous idiom, where the
+    spec allows it (`[checks.race] warp_synchronous = "allow"`)."""
+    legacy = [(item, sizes) for what, item, sizes in race_items(ctx) if _warp_synchronous(item)]
+    return [_warp_synchronous_text(ctx, legacy, allowed=True)] if legacy and warp_synchronous_allowed(ctx) else []
+
+
+def warp_synchronous_allowed(ctx: Context) -> bool:
+    """Whether the exercise allows the legacy volatile warp-synchronous idiom (its race spec says so)."""
+    conf = ctx.spec.checks.get("race")
+    return conf is not None and conf.warp_synchronous == "allow"
+
+
+def _warp_synchronous(item: Mapping[str, Any]) -> bool:
+    return item.get("cause") == "volatile" and item.get("scope") == "warp"
 
 
 def memory_messages(ctx: Context) -> list[str]:
@@ -186,6 +211,15 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
     first, second = ctx.quote(h["first_line"]), ctx.quote(h["second_line"])
     where = f"({h['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(h['block'])}: {h.get('example', '')})"
     scope, space = h.get("scope", "block"), h.get("space", "shared")
+    if space == "global" and scope == "grid" and h.get("cause") == "block-atomic":
+        who = f"{first} updates" if h["first_line"] == h["second_line"] else f"{first} and {second} update"
+        return (f"race between blocks on global memory: {who} the same global memory from different blocks with "
+                f"atomics, at least one of block scope (atomicAdd_block or another _block atomic) {where}. A _block "
+                "atomic is atomic only with respect to the threads of its own block: use atomicAdd (device scope) "
+                "when different blocks add to one address; _block atomics suit shared memory or an address only "
+                "one block updates.")
+    if scope == "warp" and h.get("cause") == "volatile":
+        return _warp_synchronous_text(ctx, [(h, sizes)], allowed=False)
     if space == "global" and scope == "grid":
         return (f"race between blocks on global memory: {first} and {second} access the same global memory from "
                 f"different blocks, at least one with a plain write ({h['kind']}) {where}. Blocks of one launch run in no "
@@ -206,6 +240,27 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
         return (f"write-after-read race: {second} overwrites shared memory that another warp may still be reading at "
                 f"{first} {where}. Add a barrier after the last read, before the next write (e.g. at the end of the loop body).")
     return f"write-after-write race: two warps write the same shared memory at {first} and {second} with no barrier between {where}."
+
+
+def _warp_synchronous_text(ctx: Context, items: Sequence[tuple[Mapping[str, Any], Mapping[str, int]]],
+                           allowed: bool) -> str:
+    """One message for every hazard of the legacy volatile warp-synchronous idiom, naming its lines."""
+    lines = sorted({int(l) for h, _ in items for l in (h["first_line"], h["second_line"]) if l})
+    h, sizes = items[0]
+    count = sum(int(i["count"]) for i, at in items if at == sizes)  # the example's launch
+    span = (f"{ctx.quote(lines[0])} to {ctx.quote(lines[-1])} (lines {', '.join(map(str, lines))})"
+            if len(lines) > 1 else ctx.quote(lines[0] if lines else None))
+    what = (f"{span} exchange values between lanes of one warp through volatile shared memory with no __syncwarp() "
+            f"between the steps ({count:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(h['block'])}: "
+            f"{h.get('example', '')}).")
+    why = ("`volatile` keeps every access in memory but does not make the lanes wait for each other: since Volta the "
+           "lanes of a warp are not in lock-step (independent thread scheduling), so a lane may read a neighbour's "
+           "element before the neighbour has written it, and compute-sanitizer racecheck reports these accesses.")
+    fix = ("Put __syncwarp() between the steps (`v += s[t + k]; __syncwarp(); s[t] = v; __syncwarp();`), or add "
+           "the last 32 values in registers with __shfl_down_sync().")
+    if allowed:
+        return f"note (not failed, this exercise allows legacy warp-synchronous code): {what} {why} {fix}"
+    return f"race inside a warp (legacy warp-synchronous code): {what} {why} {fix}"
 
 
 def _barrier_text(ctx: Context, b: Mapping[str, Any], sizes: Mapping[str, int]) -> str:

@@ -12,7 +12,10 @@ Rules, per byte of every buffer live at the launch, for the launch:
 * RAW: a plain read of a byte last written by another block, or by another warp of the same block
   in the current epoch.
 * WAW: a write of a byte last written by another block, or by another warp of the block in this
-  epoch; two atomics never race.
+  epoch; two atomics do not race, unless they come from different blocks and one of them has block
+  scope (`atomicAdd_block`: PTX `atom.cta`/`red.cta`), which is atomic only with respect to the
+  threads of its own block (``cause`` = "block-atomic"). Shared memory is per block, so a
+  block-scoped atomic there is always enough.
 * WAR: a write (plain or atomic) of a byte that another block read, or that another warp of the
   block read in this epoch. The reader set is "first reader + read by several warps + read by
   several blocks", which never misses one.
@@ -44,7 +47,8 @@ from .memory import span_holding
 
 _TID = np.int64(0x3FF)
 _ATOMIC = np.int64(1 << 10)
-_WHO_SHIFT = np.int64(11)  # who = (block + 1) << 11 | atomic << 10 | thread
+_BLOCK_SCOPE = np.int64(1 << 11)  # the atomic has block scope (atomicAdd_block)
+_WHO_SHIFT = np.int64(12)  # who = (block + 1) << 12 | block scope << 11 | atomic << 10 | thread
 _EPOCH_SHIFT = np.int64(18)  # meta = epoch << 18 | line << 2 | several warps << 1 | several blocks
 _LINE_MASK = np.int64(0xFFFF)
 _MULTI_WARP = np.int64(2)
@@ -73,7 +77,7 @@ class GlobalShadow:
         self._wm = np.zeros(self.size, dtype=np.int64)
         self._r = np.zeros(self.size, dtype=np.int64)
         self._rm = np.zeros(self.size, dtype=np.int64)
-        self._hazards: dict[tuple[str, str, int, int], list] = {}
+        self._hazards: dict[tuple[str, str, int, int, str], list] = {}
         self._written = np.zeros(len(self.names), dtype=bool)  # buffers stored to in this launch
         self._log: dict[int, list] = {}  # buffer -> its loads before its first store (see above)
         self._logged = 0
@@ -85,7 +89,7 @@ class GlobalShadow:
         self._epoch[np.asarray(blocks, dtype=np.int64)] += 1
 
     def access(self, addr: np.ndarray, nbytes: int, block: np.ndarray, tid: np.ndarray, write: bool,
-               line: int, atomic: bool = False) -> None:
+               line: int, atomic: bool = False, block_scope: bool = False) -> None:
         """Record one batched global access of the lanes given (already in bounds).
 
         Args:
@@ -95,7 +99,10 @@ class GlobalShadow:
             tid: int64 ``[n]`` linear thread id in its block.
             write: a store (or an atomic); False for a load.
             line: source line of the instruction.
-            atomic: an atomic read-modify-write (never races with another atomic).
+            atomic: an atomic read-modify-write (never races with another atomic of its block, nor
+                with one of another block unless either has block scope).
+            block_scope: the atomic has block scope (`.cta`): atomic only among the threads of its
+                block.
         """
         if addr.size == 0 or self.size == 0:
             return
@@ -105,7 +112,7 @@ class GlobalShadow:
         tid = np.asarray(tid, dtype=np.int64)
         one = self._one_buffer(addr, nbytes)
         if one is not None:
-            self._access_one(one, addr, int(nbytes), block, tid, write, line, atomic)
+            self._access_one(one, addr, int(nbytes), block, tid, write, line, atomic, block_scope)
             return
         buf = np.searchsorted(self.starts, addr, side="right").astype(np.int64) - 1
         inside = buf >= 0
@@ -121,7 +128,7 @@ class GlobalShadow:
                 if not self._written[b]:
                     self._written[b] = True
                     self._replay(b)
-            self._apply(addr, bc, int(nbytes), block, tid, epoch, line, True, atomic)
+            self._apply(addr, bc, int(nbytes), block, tid, epoch, line, True, atomic, block_scope)
             return
         later = ~self._written[bc]
         if later.any():
@@ -139,7 +146,8 @@ class GlobalShadow:
         instruction reads one array); else None, and the lanes are sorted out one by one."""
         return span_holding(self.starts, self.ends, addr, nbytes)
 
-    def _access_one(self, b: int, addr, nbytes: int, block, tid, write: bool, line: int, atomic: bool) -> None:
+    def _access_one(self, b: int, addr, nbytes: int, block, tid, write: bool, line: int, atomic: bool,
+                    block_scope: bool = False) -> None:
         """`access` for lanes that all fall in buffer `b`: the same rules, with no per-lane sorting
         into buffers."""
         epoch = self._epoch[block]
@@ -152,7 +160,7 @@ class GlobalShadow:
                 return
             self._written[b] = True
             self._replay(b)
-        self._apply(addr, b, nbytes, block, tid, epoch, line, write, atomic)
+        self._apply(addr, b, nbytes, block, tid, epoch, line, write, atomic, block_scope)
 
     def _log_loads(self, buf: int, addr, nbytes: int, block, tid, epoch, line: int) -> None:
         """Keep a load batch of a buffer not stored to yet, for _replay.
@@ -185,7 +193,7 @@ class GlobalShadow:
             self._logged -= addr.size
             self._apply(addr, np.full(addr.size, buf, dtype=np.int64), nbytes, block, tid, epoch, line, False, False)
 
-    def _apply(self, addr, bc, nbytes, block, tid, epoch, line, write, atomic) -> None:
+    def _apply(self, addr, bc, nbytes, block, tid, epoch, line, write, atomic, block_scope=False) -> None:
         start = self.base[bc] + (addr - self.starts[bc]).astype(np.int64)
         flat = (start[:, None] + np.arange(nbytes, dtype=np.int64)).ravel()
         if nbytes > 1:
@@ -196,14 +204,14 @@ class GlobalShadow:
         if flat.size == 0:
             return
         if write:
-            self._write(flat, block, tid, epoch, line, atomic)
+            self._write(flat, block, tid, epoch, line, atomic, atomic and block_scope)
         else:
             self._read(flat, block, tid, epoch, line)
 
     def hazards(self) -> tuple[Hazard, ...]:
         """Aggregated hazards, sorted by (first_line, second_line, kind)."""
-        out = [Hazard(kind, first, second, int(v[0]), v[1], v[2], space="global", scope=scope)
-               for (kind, scope, first, second), v in self._hazards.items()]
+        out = [Hazard(kind, first, second, int(v[0]), v[1], v[2], space="global", scope=scope, cause=cause)
+               for (kind, scope, first, second, cause), v in self._hazards.items()]
         return tuple(sorted(out, key=lambda h: (h.first_line, h.second_line, h.kind, h.scope)))
 
     # ------------------------------------------------------------------ rules
@@ -238,17 +246,21 @@ class GlobalShadow:
         if other_warp.any():
             self._rm[flat[other_warp]] |= _MULTI_WARP
 
-    def _write(self, flat, block, tid, epoch, line, atomic) -> None:
+    def _write(self, flat, block, tid, epoch, line, atomic, block_scope=False) -> None:
         w = self._w[flat]
         wm = self._wm[flat]
         written = w != 0
         if written.any():
             wb = (w >> _WHO_SHIFT) - 1
             both_atomic = ((w & _ATOMIC) != 0) & atomic
-            grid = written & (wb != block) & ~both_atomic
+            grid = written & (wb != block)
+            # two atomics of different blocks, one of them atomic only within its own block
+            scoped = grid & both_atomic & (((w & _BLOCK_SCOPE) != 0) | block_scope)
+            grid &= ~both_atomic
             same = (written & (wb == block) & (((w & _TID) >> 5) != (tid >> 5))
                     & ((wm >> _EPOCH_SHIFT) == epoch) & ~both_atomic)
             self._note("WAW", "grid", grid, w, wm, flat, block, tid, line)
+            self._note("WAW", "grid", scoped, w, wm, flat, block, tid, line, "block-atomic")
             self._note("WAW", "block", same, w, wm, flat, block, tid, line)
         r = self._r[flat]
         if (r != 0).any():
@@ -260,10 +272,17 @@ class GlobalShadow:
                     & ((((r & _TID) >> 5) != (tid >> 5)) | ((rm & _MULTI_WARP) != 0)))
             self._note("WAR", "grid", grid, r, rm, flat, block, tid, line)
             self._note("WAR", "block", same, r, rm, flat, block, tid, line)
-        me = ((block + 1) << _WHO_SHIFT) | tid | (_ATOMIC if atomic else np.int64(0))
+        me = ((block + 1) << _WHO_SHIFT) | tid | (_ATOMIC if atomic else np.int64(0)) | (
+            _BLOCK_SCOPE if block_scope else np.int64(0))
         self._w[flat] = me
         self._wm[flat] = (epoch << _EPOCH_SHIFT) | (np.int64(line) << 2)
-        if not atomic:
+        if block_scope:
+            # Block-scoped atomics of two blocks in this very batch on one byte: every record of a
+            # block other than the one the scatter kept is not atomic with respect to it.
+            w = self._w[flat]
+            lost_grid = ((w >> _WHO_SHIFT) - 1) != block
+            self._note("WAW", "grid", lost_grid, w, self._wm[flat], flat, block, tid, line, "block-atomic")
+        elif not atomic:
             # Two blocks (or warps) of this very batch writing one byte: the scatter kept one; every
             # record of another block, or another warp of that block, lost the race against it.
             w = self._w[flat]
@@ -276,14 +295,14 @@ class GlobalShadow:
 
     # ------------------------------------------------------------------ helpers
 
-    def _note(self, kind, scope, mask, prev_who, prev_meta, flat, block, tid, line) -> None:
+    def _note(self, kind, scope, mask, prev_who, prev_meta, flat, block, tid, line, cause="") -> None:
         if not mask.any():
             return
         where = np.flatnonzero(mask)
         first_lines = ((prev_meta[where] >> 2) & _LINE_MASK)
         lines, pos, counts = np.unique(first_lines, return_index=True, return_counts=True)
         for first, p, count in zip(lines.tolist(), pos.tolist(), counts.tolist()):
-            key = (kind, scope, first, line)
+            key = (kind, scope, first, line, cause)
             entry = self._hazards.get(key)
             if entry is not None:
                 entry[0] += count
@@ -300,6 +319,9 @@ class GlobalShadow:
             verbs = {"RAW": ("wrote", "read"), "WAW": ("wrote", "wrote"), "WAR": ("read", "wrote")}[kind]
             order = ("the blocks of one launch run in no fixed order" if scope == "grid"
                      else "with no __syncthreads() in between")
+            if cause == "block-atomic":
+                verbs = ("updated", "updated")
+                order = "with atomics, at least one of block scope (atomic only within its own block)"
             example = (f"thread {other} of block {b_other} {verbs[0]} {what} at line {first}; thread {mine} of "
                        f"block {b_me} {verbs[1]} it at line {line}; {order}")
             self._hazards[key] = [count, b_me, example]

@@ -17,9 +17,11 @@ of that block), at byte granularity:
   (``warp_sync``: ``__syncwarp()``, shuffles, votes and other ``.sync`` collectives the warp
   executed), one more rule applies, because since Volta the lanes of a warp are scheduled
   independently: a read of a byte that *another lane of the same warp* wrote in this epoch with no
-  warp-level synchronisation of that warp in between is an intra-warp RAW (scope "warp"). A read and
-  a write that are both ``volatile`` are exempt: the legacy ``volatile`` warp-synchronous reduction
-  tail is accepted (see docs/emulator.md for why).
+  warp-level synchronisation of that warp in between is an intra-warp RAW (scope "warp"); a write of
+  a byte another lane read in that window is an intra-warp WAR. When the read and the write are both
+  ``volatile`` (the legacy warp-synchronous reduction tail, ``volatile float* v = s; v[t] +=
+  v[t + 16];``) the hazard is reported with ``cause = "volatile"``: it is a race since Volta, as
+  racecheck says, but an exercise may allow the idiom (docs/exercise-format.md), so it is told apart.
 * Atomics (``atomic=True``) are writes that never conflict with each other; an atomic and a plain
   access of another warp in one epoch still race.
 * Uninitialised read: a read of a byte no thread of the block has written since the launch.
@@ -109,6 +111,11 @@ class Hazard:
     # "block": threads of different warps of one block; "warp": lanes of one warp with no warp-level
     # synchronisation between (Volta's independent thread scheduling); "grid": different blocks.
     scope: str = "block"
+    # What makes this pair of accesses a race when it may look like none: "" (plain accesses),
+    # "block-atomic" (atomics of different blocks, one of block scope: atomicAdd_block), "volatile"
+    # (both accesses volatile, lanes of one warp: the legacy warp-synchronous idiom, which the race
+    # check's spec may allow; see docs/exercise-format.md).
+    cause: str = ""
 
 
 @dataclass(frozen=True)
@@ -262,7 +269,8 @@ class SharedShadow:
         """Aggregated hazards, sorted by (first_line, second_line, kind)."""
         out = [
             Hazard(kind.split("-")[-1], first, second, int(v[0]), v[1], v[2],
-                   scope="warp" if kind.startswith("warp-") else "block")
+                   scope="warp" if "warp-" in kind else "block",
+                   cause="volatile" if kind.startswith("vwarp-") else "")
             for (kind, first, second), v in self._hazards.items()
         ]
         return tuple(sorted(out, key=lambda h: (h.first_line, h.second_line, h.kind)))
@@ -289,8 +297,9 @@ class SharedShadow:
 
     def _check_warp_read(self, flat, tid, epoch, sync, volatile, line, w=None, same_warp=None) -> None:
         """The intra-warp rule: a byte written in this epoch by another lane of the reader's warp,
-        with no warp-level synchronisation of that warp since, unless both accesses are volatile
-        (`same_warp`: the records written in this epoch by another lane of the warp, if known)."""
+        with no warp-level synchronisation of that warp since; kept apart ("vwarp-RAW") when both
+        accesses are volatile (`same_warp`: the records written in this epoch by another lane of
+        the warp, if known)."""
         w = self._w[flat] if w is None else w
         if same_warp is None:
             wtid = w & _TID_MASK
@@ -300,7 +309,10 @@ class SharedShadow:
         ws = self._ws[flat]
         race = same_warp & ((ws >> 2) == sync)
         if volatile:
-            race &= (ws & 2) == 0
+            legacy = race & ((ws & 2) != 0)
+            if legacy.any():
+                self._note_hazard("vwarp-RAW", legacy, w, flat, tid, line)
+                race &= ~legacy
         if race.any():
             self._note_hazard("warp-RAW", race, w, flat, tid, line)
 
@@ -364,17 +376,23 @@ class SharedShadow:
 
     def _check_warp_write(self, flat, tid, epoch, sync, volatile, line) -> None:
         """Intra-warp WAR: a byte that another lane of the writer's warp read in the same (epoch,
-        warp-sync) window, unless every one of those reads and this write are volatile."""
+        warp-sync) window; kept apart ("vwarp-WAR") when every one of those reads and this write
+        are volatile."""
         key = self._warp_key(epoch, sync)
         r = self._rw[flat]
         rtid = r & _TID_MASK
         race = ((r >> _RW_KEY_SHIFT) == key) & ((rtid >> _WARP_SHIFT) == (tid >> _WARP_SHIFT)) & (
             (rtid != tid) | ((r & _RW_MULTI) != 0))
+        if not race.any():
+            return
+        # _note_hazard reads the earlier line from bits 11-26 of the entry: repack the reader's
+        prev = ((r >> _RW_LINE_SHIFT) & _LINE_MASK) << _LINE_SHIFT | rtid
         if volatile:
-            race &= (r & _RW_NONVOL) != 0
+            legacy = race & ((r & _RW_NONVOL) == 0)
+            if legacy.any():
+                self._note_hazard("vwarp-WAR", legacy, prev, flat, tid, line)
+                race &= ~legacy
         if race.any():
-            # _note_hazard reads the earlier line from bits 11-26 of the entry: repack the reader's
-            prev = ((r >> _RW_LINE_SHIFT) & _LINE_MASK) << _LINE_SHIFT | rtid
             self._note_hazard("warp-WAR", race, prev, flat, tid, line)
 
     def _update_readers(self, flat, tid, epoch, me, line) -> None:
@@ -511,6 +529,8 @@ class SharedShadow:
     def _example(self, kind: str, prev: int, tid: int, byte: int, first: int, second: int) -> str:
         earlier = xyz(self.block_dim, prev & int(_TID_MASK))
         later = xyz(self.block_dim, tid)
+        if kind.startswith("vwarp-"):
+            return self._example(kind[1:], prev, tid, byte, first, second) + " (both accesses volatile)"
         if kind == "warp-WAR":
             return (
                 f"lanes of one warp (the first: {earlier}) read shared offset {byte} at line {first}; lane {later} "

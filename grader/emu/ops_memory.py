@@ -201,15 +201,16 @@ def _space_access(x, space, addr, mask, esize, nvec, write, vals, line):
     return _move(m.heap.data, bidx, ok, x.n, esize, nvec, ut, write, vals)
 
 
-def _shadow_global(x, addr, ok, nbytes, write, line, atomic) -> None:
-    """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py)."""
+def _shadow_global(x, addr, ok, nbytes, write, line, atomic, block_scope=False) -> None:
+    """Hand the in-bounds lanes of a global access to the global-race shadow (global_hazards.py);
+    `block_scope`: an atomic of scope `.cta`, atomic only among its own block's threads."""
     m = x.m
     if ok.all():
         block, tid = m.lane_block_id[x.idx], m.lane_tid[x.idx]
     else:
         lanes = x.lanes()[ok]
         block, tid, addr = m.lane_block_id[lanes], m.lane_tid[lanes], addr[ok]
-    m.gshadow.access(addr, nbytes, block, tid, write, line, atomic)
+    m.gshadow.access(addr, nbytes, block, tid, write, line, atomic, block_scope)
 
 
 def _move(data, bidx, ok, n, esize, nvec, ut, write, vals):
@@ -371,6 +372,11 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
     esize = dt.itemsize
     ut = UINT[esize]
     line = ins.line
+    # atomicAdd_block and friends (`.cta`) are atomic only among the threads of one block: two blocks
+    # using them on one global address race (global_hazards.py). Shared memory is per block anyway.
+    # `.cluster` is left as wide as the device: which blocks share a cluster depends on how the
+    # kernel is launched, and a false race would cost a correct kernel its points.
+    block_scope = "cta" in ins.mods
     if space == "const" or space == "param" or space == "local":
         raise Unsupported(f"opcode {ins.full}")
 
@@ -392,7 +398,7 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
         data, bidx, ok = _atom_target(x, sp, a, esize, line)
         _count_atomic(x, sp, a, esize, counts_as_atom, ok, line)
         if sp == "global" and x.m.gshadow is not None and ok.any():
-            _shadow_global(x, a, ok, esize, True, line, True)
+            _shadow_global(x, a, ok, esize, True, line, True, block_scope)
         lanes_ok = np.flatnonzero(ok)
         if lanes_ok.size:
             _apply_atomic(data, bidx[lanes_ok], esize, dt, aop, b[lanes_ok],
