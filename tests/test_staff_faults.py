@@ -206,3 +206,41 @@ def test_a_harness_fault_on_the_gpu_backend(tmp_path, where):
     assert [t.category for t in report.tests] == ["compile"]
     assert report.not_run and all(n.grader_fault and "no such size" in n.detail for n in report.not_run)
     assert "no such size" not in _student_text(results.to_json(report))
+
+
+def _one_wrong(tmp_path: Path, header: str, harness: str = GOOD_HARNESS) -> Path:
+    """The tmp exercise with a single wrong file: wrong_op.cu (x - y: wrong at every size) under `header`."""
+    root = _exercise(tmp_path, harness)
+    wrong = tmp_path / "reference" / "vector_add" / "wrong"
+    body = (wrong / "wrong_op.cu").read_text().split("\n", 1)[1]
+    shutil.rmtree(wrong)
+    wrong.mkdir()
+    (wrong / "wrong_op.cu").write_text(header + "\n" + body)
+    return root
+
+
+def test_validate_says_not_graded_when_the_expected_check_was_gated(tmp_path):
+    from grader.staff.validate import validate
+
+    result = validate(_one_wrong(tmp_path, "// expect: memory-safety"), backend="emu", seed=1)
+    (ok, text), = [(ok, text) for ok, text in result.items if "wrong_op.cu" in text]
+    assert not ok
+    assert "memory-safety was not graded (gated: the kernel did not produce a correct result" in text
+    assert "passed it" not in text
+
+
+def test_validate_says_fails_when_the_expected_check_failed(tmp_path):
+    from grader.staff.validate import validate
+
+    result = validate(_one_wrong(tmp_path, "// expect: correctness"), backend="emu", seed=1)
+    assert (True, "wrong/wrong_op.cu: fails correctness") in result.items
+
+
+def test_validate_reports_a_harness_fault_as_not_graded(tmp_path):
+    from grader.staff.validate import validate
+
+    result = validate(_one_wrong(tmp_path, "// expect: correctness", _broken("reference")), backend="emu", seed=1)
+    texts = [text for ok, text in result.items if not ok]
+    assert any(t.startswith("reference scores") and "grader fault" in t and "KeyError" in t for t in texts), texts
+    assert any(t.startswith("wrong/wrong_op.cu: not graded (grader fault:") for t in texts), texts
+    assert not any("cannot run on this backend" in text for _, text in result.items)

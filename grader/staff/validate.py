@@ -61,6 +61,24 @@ def failing(report: Report) -> set[str]:
     return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
 
 
+def gated_reason(report: Report, category: str) -> str:
+    """Why the check of `category` was not graded (gated behind an earlier failure), or "" when it was."""
+    for t in report.tests:
+        if t.category == category and t.extra.get("gated"):
+            first = t.output.splitlines()[0] if t.output else "an earlier check failed"
+            return first.removeprefix("Not graded: ").rstrip(".")
+    return ""
+
+
+def _fault_text(report: Report) -> str:
+    """The grader faults of a report, each reason once, with the first line of an exception's traceback's end."""
+    texts = []
+    for n in report.grader_faults:
+        last = n.detail.strip().splitlines()[-1] if n.detail.strip() else ""
+        texts.append(n.reason + (f": {last}" if last else ""))
+    return "; ".join(dict.fromkeys(texts))
+
+
 def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
              progress: Callable[[str], None] = lambda _: None) -> Validation:
     """Run every promise an exercise makes and collect the verdicts."""
@@ -81,7 +99,7 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     progress("solution.cu")
     ref = api.grade(exercise.root, exercise.solution_path, backend=chosen, seed=seed)
     bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
-    bad += [f"{n.name} not run: {n.reason}" for n in ref.grader_faults]
+    bad += [f"not graded (grader fault: {_fault_text(ref)})"] if ref.grader_faults else []
     full = ref.score == ref.max_score
     out.add(not bad and full, f"reference scores {ref.score:g} / {ref.max_score:g}" + (": " + "; ".join(bad) if bad else ""))
 
@@ -90,8 +108,11 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
         skel = api.grade(exercise.root, exercise.skeleton_path, backend=chosen, seed=seed)
         compiled = any(t.category == "compile" and t.passed for t in skel.tests)
         wrong = "correctness" in failing(skel)
-        out.add(compiled and wrong, "skeleton compiles and fails correctness" if compiled and wrong else
-                f"skeleton must compile and fail correctness (compiles: {compiled}, fails correctness: {wrong})")
+        if skel.grader_faults:
+            out.add(False, f"skeleton.cu: not graded (grader fault: {_fault_text(skel)})")
+        else:
+            out.add(compiled and wrong, "skeleton compiles and fails correctness" if compiled and wrong else
+                    f"skeleton must compile and fail correctness (compiles: {compiled}, fails correctness: {wrong})")
     else:
         out.add(False, "no skeleton.cu")
 
@@ -105,6 +126,9 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
             continue
         progress(f"wrong/{path.name}")
         report = api.grade(exercise.root, path, backend=chosen, seed=seed)
+        if report.grader_faults:
+            out.add(False, f"wrong/{path.name}: not graded (grader fault: {_fault_text(report)})")
+            continue
         failed = failing(report)
         skipped = {n.category for n in report.not_run}
         if exp.expect in skipped:
@@ -112,7 +136,14 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
             continue
         undeclared = failed - {exp.expect} - exp.also
         ok = exp.expect in failed and not undeclared
-        text = f"wrong/{path.name}: fails {exp.expect}" if exp.expect in failed else f"wrong/{path.name}: should fail {exp.expect} but passed it"
+        gated = gated_reason(report, exp.expect)
+        if exp.expect in failed:
+            text = f"wrong/{path.name}: fails {exp.expect}"
+        elif gated:
+            # Gated off by an earlier failure: the check never looked at this file, so it did not pass it.
+            text = f"wrong/{path.name}: should fail {exp.expect}, but {exp.expect} was not graded (gated: {gated})"
+        else:
+            text = f"wrong/{path.name}: should fail {exp.expect} but passed it"
         if undeclared:
             text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `// also:`)"
         out.add(ok, text)
