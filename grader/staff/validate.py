@@ -1,8 +1,11 @@
 """`grade validate`: proof that an exercise is ready to hand out.
 
-The spec validates; the reference solution scores full marks; the skeleton compiles and fails
-correctness; every wrong submission fails the category its header names (`// expect: race`) and
-nothing it does not declare (`// also: correctness`); the public sizes are among the hidden ones.
+The spec validates; the exercise keeps every convention of grader.staff.conventions; the reference
+solution scores full marks; the skeleton compiles and fails correctness; every wrong submission fails
+the category its header names (`// expect: race`) and nothing it does not declare (`// also:
+correctness`); the public sizes are among the hidden ones. A check gated behind an earlier failure
+was not graded, and a grading the grader (or the exercise's own code) failed is no verdict: validate
+says so rather than "passed".
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from ..exercise import Exercise
 from ..exercise import load as load_exercise
 from ..results import Report
 from ..spec import CATEGORIES
+from .conventions import CONVENTIONS
 
 _EXPECT = re.compile(r"^\s*(?://|#)\s*expect:\s*([\w-]+)\s*$", re.MULTILINE)
 _ALSO = re.compile(r"^\s*(?://|#)\s*also:\s*([\w\s,-]+?)\s*$", re.MULTILINE)
@@ -88,6 +92,7 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     chosen, _, _ = api.resolve_backend(backend)
     out = Validation(exercise.id, chosen)
     out.add(True, f"spec.toml is valid ({len(exercise.spec.checks)} checks, {exercise.spec.max_score:g} points)")
+    _check_conventions(exercise, out, progress)
     spec = exercise.spec
     if spec.hidden_cases:
         missing = [c for c in spec.public_cases if c not in spec.hidden_cases]
@@ -150,6 +155,21 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     return out
 
 
+def _check_conventions(exercise: Exercise, out: Validation, progress: Callable[[str], None]) -> None:
+    """Every convention of grader.staff.conventions, one item each."""
+    progress("conventions")
+    for convention in CONVENTIONS:
+        try:
+            problems = list(convention.check(exercise))
+        except Exception as exc:  # noqa: BLE001 - the exercise's own code (its harness) raised while being checked
+            problems = [f"could not be checked: the exercise's code raised {type(exc).__name__}: {exc}"]
+        if problems:
+            out.add(False, f"convention '{convention.name}' ({convention.rule}): " + "; ".join(problems[:5])
+                    + (f"; and {len(problems) - 5} more" if len(problems) > 5 else ""))
+        else:
+            out.add(True, f"convention '{convention.name}': {convention.rule}")
+
+
 def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:
     """A Python exercise's promises: the reference passes every function, the skeleton loads and
     fails, each wrong/*.py fails the function its `# expect: <function>` line names (and only those
@@ -159,6 +179,7 @@ def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], No
     spec = exercise.spec
     out = Validation(exercise.id, "python")
     out.add(True, f"spec.toml is valid ({len(spec.functions)} functions, {spec.max_score:g} points)")
+    _check_conventions(exercise, out, progress)
 
     def by_function(report: Report) -> set[str]:
         names = {(f.title or f"{f.name}()"): f.name for f in spec.functions}
