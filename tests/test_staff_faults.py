@@ -244,3 +244,14 @@ def test_validate_reports_a_harness_fault_as_not_graded(tmp_path):
     assert any(t.startswith("reference scores") and "grader fault" in t and "KeyError" in t for t in texts), texts
     assert any(t.startswith("wrong/wrong_op.cu: not graded (grader fault:") for t in texts), texts
     assert not any("cannot run on this backend" in text for _, text in result.items)
+
+
+def test_reading_an_output_of_a_failed_launch_is_the_students_failure():
+    from grader.run.child.hidden_tests import KernelRun
+
+    run = KernelRun()
+    run.error = "an out-of-bounds write at line 7"
+    with pytest.raises(AssertionError, match="no output 'C': the launch failed"):
+        run["C"]
+    with pytest.raises(KeyError):
+        KernelRun()["C"]  # a launch that ran: a name it does not have is the test's own mistake

@@ -57,6 +57,14 @@ class KernelRun(dict):
 
     error: str | None = None
 
+    def __missing__(self, key: str) -> Any:
+        # A launch that failed has no outputs to read. A test that reads one without checking `.error`
+        # first fails as an assertion (the kernel's failure, the student's), not as a KeyError, which
+        # would count as a bug in the exercise and take the hidden tests' points out of the grade.
+        if self.error:
+            raise AssertionError(f"no output {key!r}: the launch failed ({self.error})")
+        raise KeyError(key)
+
 
 class _Session:
     def __init__(self, job: Mapping[str, Any]):
