@@ -159,9 +159,11 @@ def schema_cmd(which: str) -> None:
 def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> None:
     """Prove exercises are ready to hand out.
 
-    Checks that the spec validates, the reference scores full marks, the skeleton compiles and fails
-    correctness, and each wrong submission fails the category its `// expect:` line names (and
-    nothing its `// also:` line does not declare). Exit 0 only if every promise holds.
+    Checks that the spec validates, the exercise keeps every convention (docs/exercise-format.md),
+    the reference scores full marks, the skeleton compiles and fails correctness, and each wrong
+    submission fails the category its `// expect:` line names (and nothing its `// also:` line does
+    not declare). A check gated behind an earlier failure is "not graded", never "passed"; a grading
+    the exercise's own code broke is "not graded (grader fault)". Exit 0 only if every promise holds.
     """
     from ..staff.validate import validate
 
