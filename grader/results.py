@@ -48,8 +48,10 @@ class NotRun:
     """A check that did not run here: listed, never counted as passed.
 
     Either it cannot run on this backend (timing without a GPU), or a tool of the grader's own is
-    missing or broken (`grader_fault`: pytest, CuPy, NVRTC, ncu): never the student's doing. Its
-    `points` are handled by `policy`; a grader fault's points always leave the denominator.
+    missing or broken, or the exercise's own code raised (`grader_fault`: pytest, CuPy, NVRTC, ncu,
+    harness.py): never the student's doing. Its `points` are handled by `policy`; a grader fault's
+    points always leave the denominator. `detail` (a traceback) is for course staff only: it goes to
+    the JSON's extra_data and to stderr, never into the output a student reads.
     """
 
     name: str
@@ -58,6 +60,7 @@ class NotRun:
     points: float = 0.0
     policy: str = "exclude"
     grader_fault: bool = False
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ def to_json(report: Report) -> dict[str, Any]:
             "submission_sha256": report.sha256, "seeds": dict(report.seeds),
             "raw_score": report.raw_score, "raw_max_score": report.raw_max,
             "not_run": [{"name": n.name, "category": n.category, "reason": n.reason, "points": n.points,
-                         "policy": n.policy, "grader_fault": n.grader_fault} for n in report.not_run],
+                         "policy": n.policy, "grader_fault": n.grader_fault, **({"detail": n.detail} if n.detail else {})}
+                        for n in report.not_run],
             "stages": [{"name": st.name, "start": st.start, "seconds": st.seconds} for st in report.stages],
         },
     }
