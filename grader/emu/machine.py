@@ -472,7 +472,14 @@ class Machine(Rendezvous):
         self.wait_bar[W] = barrier
         self.wait_count[W] = count
         arriving = pack(x.mask.reshape(-1, WARP))
+        # Lanes that took a `return` only wait to exit: PTX's bar.sync waits for the non-exited
+        # threads, and `exit` releases a barrier that only exiting threads hold up, so an early
+        # `if (i >= n) return;` before __syncthreads() is well defined (compute-sanitizer's
+        # synccheck agrees). Only lanes that will still run count as missing.
         partial = arriving != self.alive[W]
+        for i in np.flatnonzero(partial):
+            w = int(W[i])
+            partial[i] = (int(self.alive[w]) & ~self._leaving(w) & ~int(arriving[i])) != 0
         if partial.any():
             for w in W[partial][:4]:
                 blk = self.block_coords(int(self.warp_block[w]))
