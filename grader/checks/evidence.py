@@ -67,7 +67,7 @@ class ElementPattern:
         if len(self.lo) == 1:
             span = f"{self.lo[0]}" if self.lo == self.hi else f"{self.lo[0]}..{self.hi[0]}"
             dense = self.hi[0] - self.lo[0] + 1 == self.count
-            where = f"elements {span}" + ("" if dense or self.lo == self.hi else f" ({self.count:,} of them)")
+            where = ("element " if self.lo == self.hi else "elements ") + span + ("" if dense or self.lo == self.hi else f" ({self.count:,} of them)")
         else:
             where = f"{self.count:,} elements in the box " + " x ".join(f"[{a}..{b}]" for a, b in zip(self.lo, self.hi))
         return f"{sizes_text(self.sizes)}: {where} of {self.param} {what}"
@@ -213,7 +213,7 @@ def _has_inf(cmp: Mapping[str, Any]) -> bool:
 
 def _pattern(case: Mapping[str, int], cmp: Mapping[str, Any], never: int) -> ElementPattern | None:
     box = cmp.get("box")
-    if not box:
+    if not box or int(cmp.get("total", 0)) <= 1:  # a one-element output: no pattern to name
         return None
     untouched = cmp.get("untouched_box")
     all_never = bool(untouched) and never >= int(box["count"]) and untouched.get("param") == box["param"]
