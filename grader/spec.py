@@ -34,6 +34,7 @@ HINT_FACTS: Mapping[str, str] = {
     "tile_2d": "the source declares a two-dimensional __shared__ array",
     "barriers": "the PTX has a block barrier (__syncthreads)",
     "max_reduction": "the PTX takes a floating-point maximum (fmaxf, max)",
+    "max_subtracted": "the PTX takes a floating-point maximum and subtracts floats (softmax's x - max before expf)",
     "exp": "the PTX computes an exponential (ex2: expf, __expf, exp2f)",
     "never_written": "at a failing size, some output elements were never written",
     "written_wrong": "at a failing size, some elements the kernel wrote are wrong",
@@ -47,7 +48,7 @@ HINT_FACTS: Mapping[str, str] = {
     "uninit_read": "the emulator saw a read of shared memory that no thread wrote",
     "early_output_read": "the kernel read an output element before writing it",
     "race": "the emulator saw a race or a barrier error",
-    "bank_conflicts": "a shared-memory access line averages 8 or more wavefronts per request",
+    "bank_conflicts": "a shared-memory access line averages twice the wavefronts its access width needs, or more",
 }
 HINT_SITUATIONS = ("fails", "ragged")
 

@@ -183,14 +183,14 @@ class CountersCheck:
 
 
 def bank_advice(ctx: Context, evidence: Evidence, measure: Measure) -> list[str]:
-    """Bank-conflict advice from per-line counts: the lines that conflict (8 or more wavefronts per
-    request), or, where none does, that the extra wavefronts come from more shared accesses."""
+    """Bank-conflict advice from per-line counts: the lines that conflict (evidence.conflict_lines),
+    or, where none does, that the extra wavefronts come from more shared accesses."""
     if evidence.conflict_lines:
-        named = "; ".join(f"{ctx.quote(line)} averages {per:.1f} wavefronts per warp access (1 is conflict-free)"
+        named = "; ".join(f"{ctx.quote(line)} averages {per:.1f} wavefronts per warp access"
                           for line, per in evidence.conflict_lines[:3])
         return [f"Conflicting shared-memory accesses: {named}.", measure.advice] + ([PAD_ADVICE] if evidence.has("tile_2d") else [])
     if ctx.backend == "emu":
-        return ["No shared-memory access conflicts 8-way or worse: the extra wavefronts come from more shared-memory "
+        return ["No shared-memory access line has bank conflicts: the extra wavefronts come from more shared-memory "
                 "accesses than the reference makes (for example threads or blocks working on padding or on zeros). "
                 "`grade profile` counts them per line."]
     return ["Grade with `--backend emu` to see which lines conflict."]

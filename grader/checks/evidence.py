@@ -19,10 +19,12 @@ from ..spec import HINT_FACTS, CheckSpec, Hint
 from .base import Context, emu_launches, sizes_text
 from .findings import emu_task_ids
 
-# A shared access line whose warp instructions average this many wavefronts or more is a real
-# conflict (8-way or worse): smaller averages come from 64- or 128-bit accesses and edge effects,
-# where padding a tile changes nothing.
-CONFLICT_WAVES_PER_REQUEST = 8.0
+# A shared access line conflicts when its warp instructions average at least this many times the
+# wavefronts its access width needs without a conflict (1 for 32-bit lanes, 2 for 64-bit, 4 for
+# 128-bit: from the PTX). Below it, the extra wavefronts come from more accesses, not from banks.
+CONFLICT_FACTOR = 2.0
+_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)", re.M)
+_SHARED_ACCESS = re.compile(r"\b(?:ld|st)\.shared(?:::cta)?(?:\.v(\d))?\.[bsuf](\d+)")
 SH_WAVES = ("smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
             "smsp__sass_l1tex_data_pipe_lsu_wavefronts_mem_shared_op_st.sum")
 SH_INST = ("smsp__sass_inst_executed_op_shared_ld.sum", "smsp__sass_inst_executed_op_shared_st.sum")
@@ -33,6 +35,7 @@ _SHARED = re.compile(r"\.shared\b|\bld\.shared|\bst\.shared")
 _BARRIER = re.compile(_PRED + r"(?:bar|barrier)\.(?:sync|red|arrive)|^\s*(?:@!?%\w+\s+)?bar\s+\d", re.M)
 _MAX = re.compile(_PRED + r"max(?:\.ftz)?(?:\.NaN)?\.f(?:16|32|64)\b", re.M)
 _SELECT_MAX = (re.compile(_PRED + r"setp\.(?:gt|lt|ge|le)\w*\.f(?:32|64)\b", re.M), re.compile(_PRED + r"selp\.f(?:32|64)\b", re.M))
+_SUB = re.compile(_PRED + r"sub(?:\.r[nzmp])?(?:\.ftz)?(?:\.sat)?\.f(?:32|64)\b", re.M)
 _EX2 = re.compile(_PRED + r"ex2\.", re.M)
 # In the source: a __shared__ array with two extents (`__shared__ float tile[32][33]`).
 _TILE_2D = re.compile(r"__shared__[^;=]*?\w+\s*\[[^\]]*\]\s*\[")
@@ -133,6 +136,10 @@ def code_facts(ptx: str | None, source: str) -> tuple[set[str], tuple[str, ...]]
         facts.add("barriers")
     if _MAX.search(ptx) or all(r.search(ptx) for r in _SELECT_MAX):
         facts.add("max_reduction")
+        # expf's own expansion has no float subtraction (it uses fma and add): a sub.f32 beside a
+        # maximum is the row maximum taken off before the exponential
+        if _SUB.search(ptx):
+            facts.add("max_subtracted")
     if _EX2.search(ptx):
         facts.add("exp")
     return facts, tuple(dict.fromkeys(kinds))
@@ -294,9 +301,28 @@ def memory_error_text(ctx: Context, m: Mapping[str, Any], sizes: Mapping[str, in
             f"{tuple(m['block'])}, thread {tuple(m['thread'])}): {m.get('detail', '')}").rstrip(": ")
 
 
+def natural_wavefronts(ptx: str | None) -> dict[int, int]:
+    """Per source line of the submission (PTX file 1), the wavefronts its widest shared access needs
+    when no two lanes conflict: a warp moves 128 bytes per wavefront."""
+    out: dict[int, int] = {}
+    line = 0
+    for raw in (ptx or "").splitlines():
+        loc = _LOC.match(raw)
+        if loc:
+            line = int(loc.group(2)) if loc.group(1) == "1" else 0
+            continue
+        m = _SHARED_ACCESS.search(raw)
+        if m and line:
+            lane_bytes = int(m.group(1) or 1) * int(m.group(2)) // 8
+            out[line] = max(out.get(line, 1), max(1, lane_bytes // 4))
+    return out
+
+
 def conflict_lines(ctx: Context) -> tuple[tuple[int, float], ...]:
-    """Source lines whose shared-memory accesses average CONFLICT_WAVES_PER_REQUEST wavefronts or more
-    per warp instruction, in any emulated launch that counted per line; worst first."""
+    """Source lines whose shared-memory accesses average CONFLICT_FACTOR times the wavefronts their
+    width needs, or more, per warp instruction, in any emulated launch that counted per line; worst
+    first, as (line, wavefronts per warp instruction)."""
+    natural = natural_wavefronts(submission_ptx(ctx))
     worst: dict[int, float] = {}
     ids = [tid for tid, t in ctx.planned.items() if t.backend == "emu"]
     for _sizes, launch in emu_launches(ctx, ids):
@@ -305,6 +331,6 @@ def conflict_lines(ctx: Context) -> tuple[tuple[int, float], ...]:
                 continue
             for waves, inst in zip(SH_WAVES, SH_INST):
                 n = counters.get(inst, 0)
-                if n and counters.get(waves, 0) / n >= CONFLICT_WAVES_PER_REQUEST:
+                if n and counters.get(waves, 0) / n >= CONFLICT_FACTOR * natural.get(int(line), 1):
                     worst[int(line)] = max(worst.get(int(line), 0.0), counters[waves] / n)
     return tuple(sorted(worst.items(), key=lambda kv: -kv[1]))
