@@ -167,3 +167,18 @@ def test_bank_conflict_advice_names_the_interleaved_line(tmp_path):
     tests, _ = _grade(tmp_path, "reduction", ROOT / "reference" / "reduction" / "wrong" / "interleaved_addressing.cu")
     out = tests["Shared-memory bank conflicts"].output
     assert "interleaved_addressing.cu:18" in out and "[32][33]" not in out
+
+
+def test_the_stencil_exercise_names_the_read_before_x_and_its_page_counts_it(tmp_path):
+    """A TA's 7-point stencil (tests/data/hints/exercises/stencil7) whose block 0 reads x[-3]: the
+    three NaN it writes are explained by the read, with its line, and the page lists it once."""
+    wrong = DATA / "reference" / "stencil7" / "wrong" / "left_edge_unguarded.cu"
+    report = api.grade(DATA / "exercises" / "stencil7", wrong, backend="emu", seed=1, workdir=tmp_path / "work")
+    tests = {t.name: t for t in report.tests}
+    out = tests["Correctness"].output
+    assert "3 NaN written by the kernel" in out
+    assert "out of bounds read of global memory at left_edge_unguarded.cu:15" in out and "before the start of" in out
+    assert "elements 0..2 of out wrong" in out
+    assert "Guard every neighbour" not in out  # the exercise's hint is for when no out-of-bounds read explains it
+    page = submission_page.build(results.to_json(report), wrong.read_text())
+    assert len(page.findings) == 1

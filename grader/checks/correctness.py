@@ -66,7 +66,7 @@ class CorrectnessCheck:
             causes = cause_lines(evidence)
             if causes:
                 text += "\nWhat the emulator saw that explains it:\n" + "\n".join(f"- {c}" for c in causes)
-            text += "\n" + advice(evidence, conf)
+            text += ("\n" + advice(evidence, conf)).rstrip("\n")
             extra["facts"] = sorted(evidence.facts)
             found = cause_findings(ctx)
             if found:  # by source line, for the HTML report (deduplicated there with memory-safety's)
@@ -171,6 +171,7 @@ def advice(evidence: Evidence, conf: CheckSpec) -> str:
     hints = list(dict.fromkeys(hints))
     if hints:
         parts.append("Hint: " + " ".join(hints))
-    elif not evidence.causes:
+    elif not evidence.causes and (evidence.has("written_wrong") or evidence.has("never_written")):
+        # only for wrong values: a launch that failed or ran out of time has its own message
         parts.append("Hint: run a failing size yourself and compare element by element.")
     return "\n".join(parts)
