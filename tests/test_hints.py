@@ -182,3 +182,18 @@ def test_the_stencil_exercise_names_the_read_before_x_and_its_page_counts_it(tmp
     assert "Guard every neighbour" not in out  # the exercise's hint is for when no out-of-bounds read explains it
     page = submission_page.build(results.to_json(report), wrong.read_text())
     assert len(page.findings) == 1
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_emulator_still_names_the_cause_and_the_hints_follow_the_facts(tmp_path):
+    """On the GPU backend the emulated memory-safety launch (emu_size) names the read before x under
+    correctness, and the atomicAdd hint follows the PTX as on the emulator."""
+    reduction = EX / "reduction"
+    report = api.grade(reduction, DATA / "reduction_reads_before_x.cu", backend="gpu", seed=1, workdir=tmp_path / "a")
+    out = {t.name: t for t in report.tests}["Correctness"].output
+    assert "out of bounds read of global memory at reduction_reads_before_x.cu:8" in out
+    report = api.grade(reduction, DATA / "reduction_every_block_sums_block0.cu", backend="gpu", seed=1, workdir=tmp_path / "b")
+    assert ATOMIC_HINT not in {t.name: t for t in report.tests}["Correctness"].output
+    report = api.grade(reduction, ROOT / "reference" / "reduction" / "wrong" / "first_block_stores.cu", backend="gpu",
+                       seed=1, workdir=tmp_path / "c")
+    assert ATOMIC_HINT in {t.name: t for t in report.tests}["Correctness"].output
