@@ -12,7 +12,9 @@ def _blocks_text(got: float, n: int) -> str:
     if not np.isfinite(got):
         return "it is not a number: some thread read memory the kernel never filled (check the guards)"
     if got < n and got > 0 and got % BLOCK == 0:
-        return f"that is {int(got) // BLOCK} whole blocks of {BLOCK}: the sums of some of the {blocks} blocks never reached out"
+        k = int(got) // BLOCK
+        return (f"that is {k} whole block{'s' if k != 1 else ''} of {BLOCK}: the sums of {blocks - k} of the {blocks} "
+                "blocks never reached out")
     if got > n:
         return "more than n: elements were counted twice, or threads past n added something"
     return "some elements were lost"
@@ -32,10 +34,13 @@ def test_out_is_accumulated_not_overwritten(launch, make_inputs):
     out = launch({"n": n}, {"x": np.full(n, 2.0, np.float32), "out": np.full(1, 10.0, np.float32)})
     assert out.error is None, out.error
     got = float(out["out"][0])
+    block_sums = (2.0 * BLOCK, 2.0 * (n - BLOCK))  # n = 300: two blocks, of 256 and 44 elements
     if got == 2 * n:
         why = "the 10 out started with was lost: add each block's sum to out (atomicAdd), do not store it"
-    elif got in (2.0 * BLOCK, 2.0 * (n - BLOCK)):
-        why = "one block's sum alone: out was overwritten by a block, not added to"
+    elif got in block_sums:
+        why = "that is one block's sum alone: out was overwritten by a block, not added to"
+    elif got - 10 in block_sums:
+        why = "that is 10 plus one block's sum: the other block's sum never reached out"
     else:
         why = "the sum of the blocks plus the 10 out started with is expected"
     assert got == 10 + 2 * n, f"out started at 10 and should end at {10 + 2 * n}, got {got}: {why}"
