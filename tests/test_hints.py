@@ -197,3 +197,10 @@ def test_on_a_gpu_the_emulator_still_names_the_cause_and_the_hints_follow_the_fa
     report = api.grade(reduction, ROOT / "reference" / "reduction" / "wrong" / "first_block_stores.cu", backend="gpu",
                        seed=1, workdir=tmp_path / "c")
     assert ATOMIC_HINT in {t.name: t for t in report.tests}["Correctness"].output
+
+
+def test_a_read_a_whole_length_past_x_is_out_of_bounds_of_x_not_a_read_of_the_next_buffer(tmp_path):
+    tests, _ = _grade(tmp_path, "vector_add", DATA / "vector_add_reads_past_x.cu")
+    out = tests["Correctness"].output
+    assert "out of bounds read of global memory at vector_add_reads_past_x.cu:7" in out and "buffer x" in out
+    assert "before the kernel has written it" not in out
