@@ -163,18 +163,20 @@ def gather(ctx: Context) -> Evidence:
         return cached[1]
     facts, kinds = code_facts(submission_ptx(ctx), ctx.source)
     cases = ctx.spec.cases_for(ctx.backend)
+    # Sizes whose values were compared: right, or wrong. A size that failed without values (a launch
+    # that faulted, hung or ran out of steps) says nothing about which sizes the values fail at.
     passing, failing, elements = [], [], []
     for i, case in enumerate(cases):
         result = ctx.results.get(f"correctness:{i}")
         if result is None or not result.launches:
-            if result is not None and result.status != "ok":
-                failing.append(case)
             continue
+        compared = [l.get("compare") for l in result.launches if not l.get("error") and l.get("compare") is not None]
+        if len(compared) < len(result.launches) and all(c.get("ok") for c in compared):
+            continue  # no wrong value here, only a launch that gave none
         ok = True
         for k, launch in enumerate(result.launches):
             cmp = launch.get("compare")
             if launch.get("error") or cmp is None or cmp.get("ok"):
-                ok = ok and not launch.get("error") and cmp is not None
                 continue
             ok = False
             never = _never_written(cmp, launch.get("emu"))
@@ -182,7 +184,7 @@ def gather(ctx: Context) -> Evidence:
                 facts.add("never_written")
             if int(cmp.get("bad", 0)) > never:
                 facts.add("written_wrong")
-            if int(cmp.get("nan", 0)) - int(cmp.get("untouched", 0)) > 0 or _has_inf(cmp):
+            if int(cmp.get("nan", 0)) - never > 0 or _has_inf(cmp):
                 facts.add("nan_written")
             if k and all((l.get("compare") or {}).get("ok") for l in result.launches[:k]):
                 facts.add("second_launch")
