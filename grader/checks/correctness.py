@@ -56,6 +56,9 @@ class CorrectnessCheck:
                     "correctness points are given until the race is fixed:\n" + "\n".join(f"- {r}" for r in racy[:3]))
             if problems:
                 text += "\n" + "\n".join(f"- {p}" for p in problems)
+            other = [c.text for c in gather(ctx).causes if c.fact in ("out_of_bounds", "uninit_read")][:MAX_CAUSES]
+            if other:  # a race may come with a bad access: name that too
+                text += "\nThe emulator also saw:\n" + "\n".join(f"- {c}" for c in other)
             return [verdict("Correctness", conf, False, text, score=0.0, extra={"sizes": per_size, "race": True})]
         extra: dict = {"sizes": per_size}
         if not problems:
