@@ -204,3 +204,15 @@ def test_a_read_a_whole_length_past_x_is_out_of_bounds_of_x_not_a_read_of_the_ne
     out = tests["Correctness"].output
     assert "out of bounds read of global memory at vector_add_reads_past_x.cu:7" in out and "buffer x" in out
     assert "before the kernel has written it" not in out
+
+
+def test_the_size_pattern_names_the_variable_that_splits_the_sizes():
+    ctx = SimpleNamespace(spec=exercise.load(EX / "softmax").spec)
+    passing = [{"rows": 2, "cols": 256}]
+    failing = [{"rows": 3, "cols": 17}, {"rows": 3, "cols": 257}]
+    assert evidence.size_pattern(ctx, passing, failing) == (
+        "ragged", "Only the sizes where cols is not a multiple of 256 (the block's width) fail.")
+    assert evidence.size_pattern(ctx, [], failing)[0] == "all_sizes"
+    ctx = SimpleNamespace(spec=exercise.load(EX / "reduction").spec)
+    assert evidence.size_pattern(ctx, [{"n": 1}, {"n": 256}], [{"n": 512}, {"n": 1024}])[0] == "above_one_block"
+    assert evidence.size_pattern(ctx, [{"n": 256}, {"n": 512}], [{"n": 256 * 3}])[0] == ""

@@ -231,20 +231,32 @@ def _pattern(case: Mapping[str, int], cmp: Mapping[str, Any], never: int) -> Ele
 
 def size_pattern(ctx: Context, passing: Sequence[Mapping[str, int]],
                  failing: Sequence[Mapping[str, int]]) -> tuple[str, str]:
-    """(fact, words) for what the failing sizes have in common that the passing ones lack: not a
-    multiple of the block's width, more than one block, odd; or every size fails. ("", "") if none."""
+    """(fact, words) for what the failing sizes have in common that the passing ones lack: a size
+    variable that is not a multiple of the block's width, more than one block, an odd size variable;
+    or every size fails. ("", "") if none."""
     if not passing:
         return "all_sizes", f"It is wrong at every size ({', '.join(sizes_text(s) for s in failing[:6])})."
     width = _block_width(ctx, list(passing) + list(failing))
-    if width > 1 and all(all(v % width == 0 for v in s.values()) for s in passing) and \
-            all(any(v % width for v in s.values()) for s in failing):
-        return "ragged", f"Only the sizes that are not a multiple of {width} (the block's width) fail."
+    names = list(failing[0])
+    ragged = _splitting(names, passing, failing, lambda v: width > 1 and v % width != 0)
+    if ragged:
+        return "ragged", f"Only the sizes where {ragged} is not a multiple of {width} (the block's width) fail."
     blocks = {sizes_text(s): _blocks(ctx, s) for s in list(passing) + list(failing)}
     if all(blocks[sizes_text(s)] == 1 for s in passing) and all(blocks[sizes_text(s)] > 1 for s in failing):
         return "above_one_block", "Only the sizes that need more than one block fail: a size that one block covers is right."
-    if all(all(v % 2 == 0 for v in s.values()) for s in passing) and all(any(v % 2 for v in s.values()) for s in failing):
-        return "odd", "Only odd sizes fail."
+    odd = _splitting(names, passing, failing, lambda v: v % 2 == 1)
+    if odd:
+        return "odd", f"Only the sizes where {odd} is odd fail."
     return "", ""
+
+
+def _splitting(names: Sequence[str], passing: Sequence[Mapping[str, int]], failing: Sequence[Mapping[str, int]],
+               test) -> str:
+    """The first size variable for which `test` holds at every failing size and at no passing one."""
+    for name in names:
+        if all(test(s[name]) for s in failing) and not any(test(s[name]) for s in passing):
+            return name
+    return ""
 
 
 def _block_width(ctx: Context, sizes: Sequence[Mapping[str, int]]) -> int:
