@@ -216,3 +216,9 @@ def test_the_size_pattern_names_the_variable_that_splits_the_sizes():
     ctx = SimpleNamespace(spec=exercise.load(EX / "reduction").spec)
     assert evidence.size_pattern(ctx, [{"n": 1}, {"n": 256}], [{"n": 512}, {"n": 1024}])[0] == "above_one_block"
     assert evidence.size_pattern(ctx, [{"n": 256}, {"n": 512}], [{"n": 256 * 3}])[0] == ""
+
+
+def test_every_fact_a_hint_may_name_is_documented():
+    from grader.spec import HINT_FACTS
+    doc = (ROOT / "docs" / "exercise-format.md").read_text()
+    assert [f for f in HINT_FACTS if f"| `{f}` |" not in doc] == []
