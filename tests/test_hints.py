@@ -222,3 +222,13 @@ def test_every_fact_a_hint_may_name_is_documented():
     from grader.spec import HINT_FACTS
     doc = (ROOT / "docs" / "exercise-format.md").read_text()
     assert [f for f in HINT_FACTS if f"| `{f}` |" not in doc] == []
+
+
+def test_the_spec_schema_rejects_a_hint_table_with_an_unknown_key():
+    import tomllib
+
+    from grader import spec as spec_module
+    raw = tomllib.loads((EX / "reduction" / "spec.toml").read_text())
+    raw["checks"]["correctness"]["hints"]["fails"] = [{"text": "x", "whenever": ["atomics"]}]
+    with pytest.raises(SpecError, match="checks.correctness.hints.fails"):
+        spec_module.from_dict(raw, source="spec.toml")
