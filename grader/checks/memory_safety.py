@@ -2,6 +2,7 @@
 uninitialised-shared-memory findings (emulator), compute-sanitizer memcheck where present."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from ..results import TestResult
@@ -31,7 +32,7 @@ class MemorySafetyCheck:
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         gated = gate(ctx, NAME, conf, need_all=False)
         if gated:
-            return [gated]
+            return [_with_emu_findings(ctx, gated)]
         problems: list[str] = []
         problems += _launch_problems(ctx, conf)
         if ctx.emu_available:
@@ -82,3 +83,16 @@ def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
                     seen.add(("fault", error))
                     out.append(f"{sizes_text(task.sizes)}: {error}")
     return out
+
+
+def _with_emu_findings(ctx: Context, gated: TestResult) -> TestResult:
+    """A gated (not graded) verdict with what the emulator saw anyway, as information: an
+    out-of-bounds read is often why no size is right yet, and the student should see it here too."""
+    if not ctx.emu_available:
+        return gated
+    seen = memory_messages(ctx)
+    if not seen:
+        return gated
+    text = gated.output + "\nFor information (not scored yet), the emulator saw:\n" + bullet(seen)
+    found = memory_findings(ctx)
+    return replace(gated, output=text, extra={**gated.extra, **({"findings": found} if found else {})})
