@@ -212,6 +212,7 @@ class Machine(Rendezvous):
             "%nctaid.x": grid[0], "%nctaid.y": grid[1], "%nctaid.z": grid[2],
             "%nwarpid": self.wpb, "%dynamic_smem_size": self.dyn_shared,
             "%total_smem_size": code.static_shared + self.dyn_shared,
+            "%aggr_smem_size": code.static_shared + self.dyn_shared,
             "%smid": 0, "%nsmid": 132, "%gridid": 0,
         }
         # registers: raw bits over every lane
@@ -266,7 +267,9 @@ class Machine(Rendezvous):
             arr = {"eq": eq, "lt": eq - one, "le": (eq << one) - one,
                    "gt": ~((eq << one) - one), "ge": ~(eq - one)}[kind].astype(np.uint32)
         elif name.startswith(("%clock", "%globaltimer")):
-            return np.full(self.L, self.rec.steps, dtype=np.uint64)
+            # deterministic clocks (same file, same score): the launch's step count so far
+            t = np.uint64(self.rec.steps)
+            return np.full(self.L, t >> np.uint64(32) if name.endswith("_hi") else t, dtype=np.uint64)
         else:
             raise Unsupported(f"special register {name}")
         self._special[name] = arr

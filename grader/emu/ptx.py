@@ -160,6 +160,8 @@ class PTXParseError(ValueError):
 
 # ---------------------------------------------------------------- lexing
 
+WARP_SIZE = 32  # the value of the predefined PTX constant WARP_SZ
+
 _TYPE_SIZES = {
     "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
     "b32": 4, "u32": 4, "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4,
@@ -280,6 +282,9 @@ def parse_operand(s: str):
     s = s.strip()
     if s == "_":
         return Sink()
+    if s == "WARP_SZ":
+        # the PTX constant `warpSize` compiles to: 32 on every architecture
+        return Imm(WARP_SIZE)
     if s.startswith("!"):
         return Not(Reg(s[1:].strip()))
     if s.startswith("{") and s.endswith("}"):
