@@ -171,8 +171,6 @@ def _mov(ins: Instr, types, ctx):
         return h
     ra = reader(a, dt, ctx.symbols)
     wr = writer(d, dt)
-    if isinstance(a, Reg) and not a.name.startswith("%"):
-        raise Unsupported(f"operand {a}")
     return lambda x: wr(x, ra(x))
 
 

@@ -1,9 +1,11 @@
 """Parse the PTX text NVRTC emits into a `Module` of kernels and instructions.
 
-The parser is deliberately forgiving about what it does not need (directives such as `.maxntid`,
-`.pragma`, cache qualifiers) and exact about what it does: operands, guards, declarations and the
-`.loc` line of every instruction. Opcodes are not validated here; an unknown opcode only matters
-if it is executed, and the machine reports it then.
+The parser is deliberately forgiving about what it does not need (directives such as `.pragma`,
+cache qualifiers) and exact about what it does: operands, guards, declarations, launch bounds
+(`.maxntid`, `.reqntid`) and the `.loc` line of every instruction. Calls of the module's own `.func`
+bodies (`__noinline__` device functions) are inlined into each kernel at parse time; recursion is
+left as a call, which the machine refuses. Opcodes are not validated here; an unknown opcode only
+matters if it is executed, and the machine reports it then.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class Instr:
     guard: tuple[str, bool] | None  # (predicate register, negated)
     line: int  # submission source line, 0 when unknown
     text: str
+    call_left: str = ""  # a call the parser could not inline: "recursive" or "too-large"
 
     @property
     def full(self) -> str:
@@ -142,6 +145,9 @@ class Kernel:
     instrs: list[Instr]
     labels: dict[str, int]
     param_bytes: int = 0
+    rets: tuple[ParamInfo, ...] = ()  # a `.func`'s return parameters (empty for an `.entry`)
+    maxntid: tuple[int, ...] = ()  # `.maxntid` (from __launch_bounds__): the most threads a block may have
+    reqntid: tuple[int, ...] = ()  # `.reqntid`: the exact block shape the kernel requires
 
 
 @dataclass
@@ -152,6 +158,7 @@ class Module:
     variables: list[VarDecl] = field(default_factory=list)  # module-scope .global/.const
     extern_shared: list[VarDecl] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)  # declared .func names (callees)
+    funcs: dict[str, Kernel] = field(default_factory=dict)  # `.func` bodies, by name (inlined into kernels)
 
 
 class PTXParseError(ValueError):
@@ -438,7 +445,6 @@ def parse(text: str) -> Module:
     mod = Module()
     text = _strip_comments(text)
     kernel: Kernel | None = None
-    in_func_body = False  # a non-entry .func body we skip
     depth = 0
     line = 0
     for item in _statements(text):
@@ -456,38 +462,55 @@ def parse(text: str) -> Module:
                     kernel.param_bytes = max((p.offset + p.size for p in params), default=0)
                     mod.kernels[name] = kernel
                 else:
-                    in_func_body = True
-                    nm = re.search(r"\.func\s+(?:\([^)]*\)\s*)?([$\w]+)", stmt)
-                    if nm:
-                        mod.functions.add(nm.group(1))
+                    kernel = _func_header(stmt)
+                    mod.functions.add(kernel.name)
+                    mod.funcs[kernel.name] = kernel
+                _bounds(stmt, kernel)
                 depth = 1
                 line = 0
             else:
                 if stmt:
-                    _handle_stmt(stmt, mod, kernel, in_func_body, line)
+                    _handle_stmt(stmt, mod, kernel, line)
                 depth += 1 if depth else 0
             continue
         if term == "}":
             if stmt:
-                _handle_stmt(stmt, mod, kernel, in_func_body, line)
+                _handle_stmt(stmt, mod, kernel, line)
             if depth:
                 depth -= 1
                 if depth == 0:
                     kernel = None
-                    in_func_body = False
             continue
         if term == ":":
-            if kernel is not None and not in_func_body:
+            if kernel is not None:
                 kernel.labels[stmt] = len(kernel.instrs)
             continue
         if stmt:
-            _handle_stmt(stmt, mod, kernel, in_func_body, line)
+            _handle_stmt(stmt, mod, kernel, line)
+    for k in mod.kernels.values():
+        _inline_calls(mod, k)
     return mod
 
 
-def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line: int) -> None:
-    if skip:
-        return
+def _func_header(stmt: str) -> Kernel:
+    """A `.func` header: `.func (.param .b32 ret) name(.param .b32 a, ...)`."""
+    m = re.search(r"\.func\s+(?:\((.*?)\)\s*)?([$\w]+)\s*(?:\((.*)\))?", stmt, flags=re.S)
+    if not m:
+        raise PTXParseError(f"cannot parse function header: {stmt[:80]}")
+    rets = _parse_params(f"({m.group(1)})") if m.group(1) else ()
+    params = _parse_params(f"({m.group(3)})") if m.group(3) else ()
+    return Kernel(m.group(2), params, {}, [], [], [], {}, rets=rets)
+
+
+def _bounds(stmt: str, kernel: Kernel) -> None:
+    """`.maxntid x, y, z` / `.reqntid x, y, z` after a header: the launch bounds the kernel declares."""
+    for key in ("maxntid", "reqntid"):
+        m = re.search(rf"\.{key}\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", stmt)
+        if m:
+            setattr(kernel, key, tuple(int(g) for g in m.groups() if g is not None))
+
+
+def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int) -> None:
     toks = stmt.split()
     head = toks[0]
     if kernel is None:
@@ -561,3 +584,201 @@ def _declare_regs(stmt: str, kernel: Kernel) -> None:
                 kernel.regs[f"{m.group(1)}{i}"] = rtype
         elif rtype:
             kernel.regs[t] = rtype
+
+
+# ---------------------------------------------------------------- inlining `.func` calls
+
+MAX_INLINED_INSTRS = 50_000  # a kernel grown past this by inlining keeps its remaining calls (refused)
+
+
+@dataclass(frozen=True)
+class _Label:
+    name: str
+
+
+def _items(k: Kernel) -> list:
+    """The kernel's instructions with its labels interleaved as _Label markers."""
+    at: dict[int, list[str]] = {}
+    for name, i in k.labels.items():
+        at.setdefault(i, []).append(name)
+    out: list = []
+    for i, ins in enumerate(k.instrs):
+        out += [_Label(n) for n in at.get(i, ())]
+        out.append(ins)
+    out += [_Label(n) for n in at.get(len(k.instrs), ())]
+    return out
+
+
+def _inline_calls(mod: Module, k: Kernel) -> None:
+    """Replace each `call` of a `.func` defined in the module by the function's body.
+
+    Registers, labels and `.local` arrays of each inlined copy get names of their own; `ret` becomes a
+    branch to the end of the copy; the call's `.param` traffic becomes register moves (scalars) or
+    per-thread local memory (aggregates). A call that recurses, or that would grow the kernel past
+    MAX_INLINED_INSTRS, stays a `call` marked with why: the machine refuses it when it runs.
+    """
+    if not mod.funcs or not any(i.opcode == "call" for i in k.instrs):
+        return
+    counter = [0, 0]  # copies inlined, instructions they added
+    items = _expand(mod, k, _items(k), (), counter)
+    k.instrs, k.labels = [], {}
+    for it in items:
+        if isinstance(it, _Label):
+            k.labels[it.name] = len(k.instrs)
+        else:
+            k.instrs.append(it)
+
+
+def _callee(ins: Instr) -> str | None:
+    return next((o.name for o in ins.operands if isinstance(o, Sym)), None)
+
+
+def _param_name(op) -> str | None:
+    if isinstance(op, Addr) and isinstance(op.base, Sym):
+        return op.base.name
+    return None
+
+
+def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter: list) -> list:
+    """`items` with each call of a module function replaced by its renamed body, recursively."""
+    out: list = []
+    pending: dict[int, Instr] = {}
+    for idx, it in enumerate(items):
+        it = pending.pop(idx, it)
+        if isinstance(it, _Label) or it.opcode != "call" or _callee(it) not in mod.funcs:
+            out.append(it)
+            continue
+        name = _callee(it)
+        if name in stack:
+            out.append(dataclasses.replace(it, call_left="recursive"))
+            continue
+        func = mod.funcs[name]
+        if len(k.instrs) + counter[1] + len(func.instrs) > MAX_INLINED_INSTRS:
+            out.append(dataclasses.replace(it, call_left="too-large"))
+            continue
+        counter[0] += 1
+        counter[1] += len(func.instrs)
+        n = counter[0]
+        groups = [o for o in it.operands if isinstance(o, Group)]
+        ret_names = [o.name for o in groups[0].items] if len(groups) == 2 else []
+        arg_names = [o.name for o in groups[-1].items] if groups else []
+        # the caller's st.param before the call and ld.param after it, within its call sequence
+        before = []
+        j = len(out) - 1
+        while j >= 0 and len(before) < 64 and isinstance(out[j], Instr) and out[j].opcode != "call":
+            if out[j].opcode == "st" and "param" in out[j].mods and _param_name(out[j].operands[0]) in arg_names:
+                before.append(j)
+            j -= 1
+        after = []
+        j = idx + 1
+        while j < len(items) and len(after) < 64 and isinstance(items[j], Instr) and items[j].opcode != "call":
+            if items[j].opcode == "ld" and "param" in items[j].mods and _param_name(items[j].operands[1]) in ret_names:
+                after.append(j)
+            j += 1
+        slots: dict[str, object] = {}  # param name (caller's or callee's) -> slot
+        body_uses = [i for i in func.instrs if i.opcode in ("ld", "st") and "param" in i.mods]
+        for names, infos in ((arg_names, func.params), (ret_names, func.rets)):
+            for caller_name, info in zip(names, infos):
+                uses = [out[j] for j in before] + [items[j] for j in after] + body_uses
+                uses = [u for u in uses if _param_name(u.operands[0 if u.opcode == "st" else 1]) in (caller_name, info.name)]
+                slot = _slot(k, info, uses, n)
+                slots[caller_name] = slot
+                slots[info.name] = slot
+        for j in before:
+            out[j] = _param_access(out[j], slots)
+        for j in after:
+            pending[j] = _param_access(items[j], slots)
+        end = f"$__inl{n}_end"
+        if it.guard is not None:
+            out.append(Instr("bra", (), (Sym(end),), (it.guard[0], not it.guard[1]), it.line, f"(call {name})"))
+        body = _renamed_body(k, func, n, slots, end)
+        out += _expand(mod, k, body, stack + (name,), counter)
+        out.append(_Label(end))
+    return out
+
+
+def _slot(k: Kernel, info: ParamInfo, uses: list, n: int):
+    """Where one call parameter lives in the inlined copy: a register (a scalar moved whole) or a
+    per-thread `.local` array (an aggregate, or one accessed in parts)."""
+    size = info.size
+    scalar = size in (2, 4, 8) and _TYPE_SIZES.get(info.ptx_type) == size
+    for u in uses:
+        a = u.operands[0 if u.opcode == "st" else 1]
+        data = u.operands[1 if u.opcode == "st" else 0]
+        ts = [m for m in u.mods if m in _TYPE_SIZES]
+        if a.base.offset or a.offset or isinstance(data, Vec) or not ts or _TYPE_SIZES[ts[-1]] != size:
+            scalar = False
+    if scalar:
+        reg = f"%inl{n}_{info.name}"
+        k.regs[reg] = f"b{size * 8}"
+        return Reg(reg)
+    var = VarDecl(f"__inl{n}_{info.name}", "local", max(info.align, 8), "b8", max(size, 1))
+    k.local.append(var)
+    return var
+
+
+def _param_access(ins: Instr, slots: dict) -> Instr:
+    """A `st.param`/`ld.param` of a call parameter, rewritten onto its slot."""
+    ai = 0 if ins.opcode == "st" else 1
+    a = ins.operands[ai]
+    slot = slots.get(_param_name(a))
+    if slot is None:
+        return ins
+    if isinstance(slot, Reg):
+        bits = f"b{_TYPE_SIZES[[m for m in ins.mods if m in _TYPE_SIZES][-1]] * 8}"
+        ops = (slot, ins.operands[1]) if ins.opcode == "st" else (ins.operands[0], slot)
+        return dataclasses.replace(ins, opcode="mov", mods=(bits,), operands=ops)
+    mods = tuple("local" if m == "param" else m for m in ins.mods)
+    ops = list(ins.operands)
+    ops[ai] = Addr(Sym(slot.name), a.base.offset + a.offset)
+    return dataclasses.replace(ins, mods=mods, operands=tuple(ops))
+
+
+def _renamed_body(k: Kernel, func: Kernel, n: int, slots: dict, end: str) -> list:
+    """The function's body for inlined copy n: fresh register, label and local names; `ret` a branch
+    to `end`; parameter accesses onto their slots."""
+    names: dict[str, str] = {}
+    for r, t in func.regs.items():
+        new = f"%inl{n}_{r.lstrip('%')}"
+        names[r] = new
+        k.regs[new] = t
+    for lbl in func.labels:
+        names[lbl] = f"{lbl}_inl{n}"
+    for v in func.local:
+        names[v.name] = f"{v.name}_inl{n}"
+        k.local.append(dataclasses.replace(v, name=names[v.name]))
+    for v in func.shared:
+        if all(s.name != v.name for s in k.shared):
+            k.shared.append(v)  # a function's static shared array is one per block, however often called
+
+    def ren(op):
+        if isinstance(op, Reg):
+            return Reg(names.get(op.name, op.name))
+        if isinstance(op, Sym):
+            return Sym(names.get(op.name, op.name), op.offset)
+        if isinstance(op, Addr):
+            return Addr(ren(op.base) if op.base is not None else None, op.offset)
+        if isinstance(op, Vec):
+            return Vec(tuple(ren(i) for i in op.items))
+        if isinstance(op, Group):
+            return Group(tuple(ren(i) for i in op.items))
+        if isinstance(op, Pair):
+            return Pair(ren(op.first), ren(op.second))
+        if isinstance(op, Not):
+            return Not(ren(op.inner))
+        return op
+
+    out: list = []
+    for it in _items(func):
+        if isinstance(it, _Label):
+            out.append(_Label(names[it.name]))
+            continue
+        guard = (names.get(it.guard[0], it.guard[0]), it.guard[1]) if it.guard else None
+        if it.opcode == "ret":
+            out.append(dataclasses.replace(it, opcode="bra", mods=(), operands=(Sym(end),), guard=guard))
+            continue
+        ins = dataclasses.replace(it, operands=tuple(ren(o) for o in it.operands), guard=guard)
+        if ins.opcode in ("ld", "st") and "param" in ins.mods:
+            ins = _param_access(ins, slots)
+        out.append(ins)
+    return out
