@@ -575,6 +575,26 @@ def test_divergent_loops():
     np.testing.assert_array_equal(steps, ref)
 
 
+def test_special_registers():
+    bx, by, gx = 48, 2, 3
+    n = bx * by * gx
+    (out,), _ = _launch("special_registers.cu", "specials", (gx,), (bx, by), [np.zeros(32 * n, np.uint64)], shared=400)
+    o = out.reshape(gx, by, bx, 32).astype(np.int64)
+    b, y, x = np.meshgrid(np.arange(gx), np.arange(by), np.arange(bx), indexing="ij")
+    flat = y * bx + x
+    lane = flat % 32
+    eq = 1 << lane
+    for k, ref in enumerate([x, y, 0, bx, by, 1, b, 0, 0, gx, 1, 1, lane, flat // 32, (bx * by + 31) // 32]):
+        np.testing.assert_array_equal(o[..., k], np.broadcast_to(ref, o[..., k].shape), err_msg=str(k))
+    assert (o[..., 15] < o[..., 16]).all()
+    for k, ref in enumerate([eq, 2 * eq - 1, eq - 1, (M32 - (eq - 1)), M32 - (2 * eq - 1)]):
+        np.testing.assert_array_equal(o[..., 18 + k], ref & M32)
+    assert (o[..., 25] > 0).all() and (o[..., 26] > 0).all() and (o[..., 24] == 0).all() and (o[..., 28] == 0).all()
+    assert (o[..., 29] >= 400).all() and (o[..., 30] == 400).all() and (o[..., 31] == 32).all()
+    (again,), _ = _launch("special_registers.cu", "specials", (gx,), (bx, by), [np.zeros(32 * n, np.uint64)], shared=400)
+    np.testing.assert_array_equal(again, out)  # clocks included: same file, same numbers
+
+
 def test_every_corpus_file_has_a_test():
     names = {p.name for p in CORPUS.glob("*.cu")}
     src = Path(__file__).read_text()
