@@ -322,7 +322,9 @@ def _md_escape(s: str) -> str:
 
 def render_markdown(c: Census, nfiles: int) -> str:
     """The census as Markdown: a summary table, then one table per kind."""
-    lines = [f"Census of {nfiles} files compiled for {ARCH}.", "",
+    head = f"Census of {nfiles - len(c.problems)} files compiled for {ARCH}"
+    head += f" ({len(c.problems)} more not counted, listed at the end)." if c.problems else "."
+    lines = [head, "",
              "| construct | emulated | refused | missing |", "| --- | --- | --- | --- |"]
     counts = summary_counts(c)
     for kind in ("opcode", "special register", "directive", "state space"):
