@@ -393,7 +393,8 @@ def _carry(ins: Instr, ctx):
     """add/sub/mad with carry-in (`addc`, `subc`, `madc`) and/or carry-out (`.cc`).
 
     add: d = a + b (+ CF); sub: d = a - (b + CF), CF then the borrow; mad.lo/.hi: d = (a*b).lo/.hi
-    + c (+ CF). Computed on Python integers (these are rare: a few per math-library call).
+    + c (+ CF). 32-bit forms run on int64/uint64 arrays (every intermediate fits); 64-bit forms on
+    Python integers (they are rare: a few per math-library call).
     """
     op = ins.opcode
     base = op[:-1] if op in ("addc", "subc", "madc") else op
@@ -415,19 +416,34 @@ def _carry(ins: Instr, ctx):
     ctx.kernel.regs.setdefault(CARRY, "u32")
     rcf, wcf = reader(Reg(CARRY), np.uint32), writer(Reg(CARRY), np.uint32)
 
+    # 32 bits: sums stay below 2**34 in int64; an unsigned product below 2**64 in uint64
+    work = object if w == 64 else (np.int64 if signed or base != "mad" else np.uint64)
+
     def h(x):
-        vals = [np.broadcast_to(np.asarray(r(x)), (x.n,)).astype(object) for r in srcs]
-        cf = np.asarray(rcf(x)).astype(object) if cin else 0
+        vals = [np.broadcast_to(np.asarray(r(x)), (x.n,)).astype(work) for r in srcs]
+        if base == "mad" and w == 32:
+            p = vals[0] * vals[1]
+            part = (p >> work(32)) & work(mask) if hi else p & work(mask)
+            vals = [part.astype(np.int64), None, vals[2].astype(np.int64)]
+        elif w == 32:
+            vals = [v.astype(np.int64) for v in vals]
+        cf = np.asarray(rcf(x)).astype(np.int64 if w == 32 else object) if cin else 0
         if base == "add":
             s = vals[0] + vals[1] + cf
         elif base == "sub":
             s = vals[0] - (vals[1] + cf)
+        elif w == 32:
+            s = vals[0] + vals[2] + cf
         else:
             p = vals[0] * vals[1]
             part = (p >> w) & mask if hi else p & mask
             s = part + vals[2] + cf
-        wr(x, np.array([int(v) & mask for v in s], dtype=udt))
+        if w == 32:
+            wr(x, (s & mask).astype(udt))
+            flag = s < 0 if base == "sub" else (s >> 32) != 0
+        else:
+            wr(x, np.array([int(v) & mask for v in s], dtype=udt))
+            flag = np.array([int(v) < 0 for v in s] if base == "sub" else [int(v) >> w != 0 for v in s], dtype=bool)
         if cout:
-            flag = [int(v) < 0 for v in s] if base == "sub" else [int(v) >> w != 0 for v in s]
-            wcf(x, np.array(flag, dtype=np.uint32))
+            wcf(x, flag.astype(np.uint32))
     return h

@@ -441,12 +441,18 @@ def _parse_instr(stmt: str, line: int) -> Instr:
 
 
 def parse(text: str) -> Module:
-    """Parse PTX text into a Module."""
+    """Parse PTX text into a Module.
+
+    Registers and labels declared in a nested `{ }` block (inline asm, call sequences) are local to
+    it in PTX and may reuse outer names (`{ .reg .u32 %r1; ... }` shadows the function's `%r1`):
+    they get names of their own here, so the flat register file keeps both.
+    """
     mod = Module()
     text = _strip_comments(text)
     kernel: Kernel | None = None
     depth = 0
     line = 0
+    scopes: list[_Scope] = []  # the nested blocks open inside the current kernel or function
     for item in _statements(text):
         if item[0] == "dir":
             if item[1].startswith(".loc"):
@@ -468,28 +474,78 @@ def parse(text: str) -> Module:
                 _bounds(stmt, kernel)
                 depth = 1
                 line = 0
+                scopes = []
             else:
                 if stmt:
-                    _handle_stmt(stmt, mod, kernel, line)
-                depth += 1 if depth else 0
+                    _handle_stmt(stmt, mod, kernel, line, scopes)
+                if depth:
+                    depth += 1
+                    if kernel is not None:
+                        scopes.append(_Scope({}, {}, len(kernel.instrs)))
             continue
         if term == "}":
             if stmt:
-                _handle_stmt(stmt, mod, kernel, line)
+                _handle_stmt(stmt, mod, kernel, line, scopes)
             if depth:
                 depth -= 1
+                if scopes:
+                    _close_scope(scopes.pop(), kernel)
                 if depth == 0:
                     kernel = None
             continue
         if term == ":":
             if kernel is not None:
-                kernel.labels[stmt] = len(kernel.instrs)
+                name = stmt
+                if scopes:
+                    name = scopes[-1].labels[stmt] = f"{stmt}#s{len(kernel.labels)}"
+                kernel.labels[name] = len(kernel.instrs)
             continue
         if stmt:
-            _handle_stmt(stmt, mod, kernel, line)
+            _handle_stmt(stmt, mod, kernel, line, scopes)
     for k in mod.kernels.values():
         _inline_calls(mod, k)
     return mod
+
+
+@dataclass
+class _Scope:
+    """A nested block: its registers and labels (PTX name -> unique name), and where it starts."""
+
+    regs: dict[str, str]
+    labels: dict[str, str]
+    start: int
+
+
+def _close_scope(scope: _Scope, kernel: Kernel) -> None:
+    """Point the block's branches at its own labels (a branch may precede its label)."""
+    if not scope.labels:
+        return
+    for i in range(scope.start, len(kernel.instrs)):
+        ins = kernel.instrs[i]
+        if any(isinstance(o, Sym) and o.name in scope.labels for o in ins.operands):
+            ops = tuple(Sym(scope.labels[o.name], o.offset) if isinstance(o, Sym) and o.name in scope.labels else o
+                        for o in ins.operands)
+            kernel.instrs[i] = dataclasses.replace(ins, operands=ops)
+
+
+def _scoped(op, names: dict[str, str]):
+    """An operand with the registers of enclosing nested blocks given their unique names."""
+    if isinstance(op, Reg):
+        return Reg(names.get(op.name, op.name))
+    if isinstance(op, Sym):
+        return Reg(names[op.name]) if op.offset == 0 and op.name in names else op
+    if isinstance(op, Not):
+        return Not(_scoped(op.inner, names))
+    if isinstance(op, Vec):
+        return Vec(tuple(_scoped(i, names) for i in op.items))
+    if isinstance(op, Group):
+        return Group(tuple(_scoped(i, names) for i in op.items))
+    if isinstance(op, Pair):
+        return Pair(_scoped(op.first, names), _scoped(op.second, names))
+    if isinstance(op, Addr) and op.base is not None:
+        base = _scoped(op.base, names)
+        return Addr(base, op.offset) if base is not op.base else op
+    return op
 
 
 def _func_header(stmt: str) -> Kernel:
@@ -510,7 +566,7 @@ def _bounds(stmt: str, kernel: Kernel) -> None:
             setattr(kernel, key, tuple(int(g) for g in m.groups() if g is not None))
 
 
-def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int) -> None:
+def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int, scopes: list | None = None) -> None:
     toks = stmt.split()
     head = toks[0]
     if kernel is None:
@@ -528,7 +584,7 @@ def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int) -> No
         return
     if head.startswith("."):
         if head == ".reg":
-            _declare_regs(stmt, kernel)
+            _declare_regs(stmt, kernel, scopes[-1].regs if scopes else None)
         elif head == ".shared" or (head == ".extern" and ".shared" in toks):
             kernel.shared.append(_parse_var(stmt, "shared"))
         elif head == ".local":
@@ -536,6 +592,10 @@ def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int) -> No
         # .param inside call blocks, .maxntid, .pragma ...: nothing to do
         return
     ins = _parse_instr(stmt, line)
+    if scopes and any(sc.regs for sc in scopes):
+        names = {k: v for sc in scopes for k, v in sc.regs.items()}  # inner blocks override outer ones
+        guard = (names.get(ins.guard[0], ins.guard[0]), ins.guard[1]) if ins.guard else None
+        ins = dataclasses.replace(ins, operands=tuple(_scoped(o, names) for o in ins.operands), guard=guard)
     if any(_names_scoped_reg(o, kernel.regs) for o in ins.operands):
         ins = dataclasses.replace(ins, operands=tuple(_as_reg(o, kernel.regs) for o in ins.operands))
     kernel.instrs.append(ins)
@@ -569,9 +629,18 @@ def _as_reg(op, regs):
     return op
 
 
-def _declare_regs(stmt: str, kernel: Kernel) -> None:
+def _declare_regs(stmt: str, kernel: Kernel, scope: dict[str, str] | None = None) -> None:
+    """Declare registers; inside a nested block (`scope`), each under a name of its own."""
     toks = stmt.replace(",", " ").split()
     rtype = None
+
+    def declare(name: str) -> None:
+        if scope is not None:
+            unique = f"{name}#s{len(kernel.regs)}"  # `#` cannot occur in a PTX name
+            scope[name] = unique
+            name = unique
+        kernel.regs[name] = rtype
+
     for t in toks[1:]:
         if t.startswith(".") and t[1:] in _TYPE_SIZES:
             rtype = t[1:]
@@ -581,9 +650,9 @@ def _declare_regs(stmt: str, kernel: Kernel) -> None:
         m = re.fullmatch(r"(%?[$\w]+)<(\d+)>", t)
         if m:
             for i in range(int(m.group(2))):
-                kernel.regs[f"{m.group(1)}{i}"] = rtype
+                declare(f"{m.group(1)}{i}")
         elif rtype:
-            kernel.regs[t] = rtype
+            declare(t)
 
 
 # ---------------------------------------------------------------- inlining `.func` calls
@@ -688,7 +757,7 @@ def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter
             out[j] = _param_access(out[j], slots)
         for j in after:
             pending[j] = _param_access(items[j], slots)
-        end = f"$__inl{n}_end"
+        end = f"$end#inl{n}"
         if it.guard is not None:
             out.append(Instr("bra", (), (Sym(end),), (it.guard[0], not it.guard[1]), it.line, f"(call {name})"))
         body = _renamed_body(k, func, n, slots, end)
@@ -709,10 +778,10 @@ def _slot(k: Kernel, info: ParamInfo, uses: list, n: int):
         if a.base.offset or a.offset or isinstance(data, Vec) or not ts or _TYPE_SIZES[ts[-1]] != size:
             scalar = False
     if scalar:
-        reg = f"%inl{n}_{info.name}"
+        reg = f"%{info.name}#inl{n}"
         k.regs[reg] = f"b{size * 8}"
         return Reg(reg)
-    var = VarDecl(f"__inl{n}_{info.name}", "local", max(info.align, 8), "b8", max(size, 1))
+    var = VarDecl(f"{info.name}#inl{n}", "local", max(info.align, 8), "b8", max(size, 1))
     k.local.append(var)
     return var
 
@@ -739,13 +808,13 @@ def _renamed_body(k: Kernel, func: Kernel, n: int, slots: dict, end: str) -> lis
     to `end`; parameter accesses onto their slots."""
     names: dict[str, str] = {}
     for r, t in func.regs.items():
-        new = f"%inl{n}_{r.lstrip('%')}"
+        new = f"{r}#inl{n}"  # `#` cannot occur in a PTX name: no clash with the caller's
         names[r] = new
         k.regs[new] = t
     for lbl in func.labels:
-        names[lbl] = f"{lbl}_inl{n}"
+        names[lbl] = f"{lbl}#inl{n}"
     for v in func.local:
-        names[v.name] = f"{v.name}_inl{n}"
+        names[v.name] = f"{v.name}#inl{n}"
         k.local.append(dataclasses.replace(v, name=names[v.name]))
     for v in func.shared:
         if all(s.name != v.name for s in k.shared):
