@@ -744,7 +744,8 @@ def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter
             if items[j].opcode == "ld" and "param" in items[j].mods and _param_name(items[j].operands[1]) in ret_names:
                 after.append(j)
             j += 1
-        slots: dict[str, object] = {}  # param name (caller's or callee's) -> slot
+        slots: dict[str, object] = {}  # the caller's param name -> slot
+        own: dict[str, object] = {}  # the callee's param name -> slot (its body's nested calls reuse caller names)
         body_uses = [i for i in func.instrs if i.opcode in ("ld", "st") and "param" in i.mods]
         for names, infos in ((arg_names, func.params), (ret_names, func.rets)):
             for caller_name, info in zip(names, infos):
@@ -752,7 +753,7 @@ def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter
                 uses = [u for u in uses if _param_name(u.operands[0 if u.opcode == "st" else 1]) in (caller_name, info.name)]
                 slot = _slot(k, info, uses, n)
                 slots[caller_name] = slot
-                slots[info.name] = slot
+                own[info.name] = slot
         for j in before:
             out[j] = _param_access(out[j], slots)
         for j in after:
@@ -760,7 +761,7 @@ def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter
         end = f"$end#inl{n}"
         if it.guard is not None:
             out.append(Instr("bra", (), (Sym(end),), (it.guard[0], not it.guard[1]), it.line, f"(call {name})"))
-        body = _renamed_body(k, func, n, slots, end)
+        body = _renamed_body(k, func, n, own, end)
         out += _expand(mod, k, body, stack + (name,), counter)
         out.append(_Label(end))
     return out

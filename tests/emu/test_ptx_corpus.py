@@ -298,6 +298,19 @@ def test_noinline_device_functions():
     np.testing.assert_array_equal(outf, vf + np.float32(0.25) * (fi - vf))
 
 
+def test_noinline_functions_with_struct_arguments_and_results():
+    n = 50
+    x = (_rng(46).integers(-16, 16, n) / 4).astype(np.float32)
+    (_, out, ids), _ = _launch("noinline_struct.cu", "boxes", (1,), (64,), [
+        x, np.zeros(2 * n, np.float32), np.zeros(n, np.int32), n])
+    i = np.arange(n)
+    prod = np.float32(0.5) * (i % 4).astype(np.float32)
+    t = np.abs(x - np.float32(1)) + prod
+    s = (np.abs(x + np.float32(1)) + prod) + (i * 10).astype(np.float32)
+    np.testing.assert_array_equal(out.reshape(n, 2), np.stack([t, s], 1))
+    np.testing.assert_array_equal(ids, i * 10)
+
+
 def test_recursion_is_refused_by_name_and_line():
     (_, _), r = _launch("recursion.cu", "fib_kernel", (1,), (32,),
                         [np.arange(8, dtype=np.int32), np.zeros(8, np.int32), 8], expect="unsupported")
