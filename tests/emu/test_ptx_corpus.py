@@ -249,6 +249,25 @@ def test_votes_and_bit_intrinsics():
         assert list(o[i]) == exp, i
 
 
+def test_votes_over_a_partial_member_mask():
+    x = _rng(47).integers(-20, 100, 128).astype(np.int32)
+    x[3] = 5
+    (_, out), _ = _launch("votes_partial.cu", "partial_votes", (2,), (64,), [x, np.zeros(5 * 128, np.uint32)])
+    o = out.reshape(128, 5)
+    unset = 0xDEADBEEF
+    for i in range(128):
+        w = x[(i // 32) * 32:(i // 32) * 32 + 32]
+        lane = i % 32
+        g = w >= 0
+        exp = [unset] * 5
+        if x[i] >= 0:
+            exp[:3] = [sum(1 << k for k in range(32) if g[k] and w[k] % 2 == 0),
+                       int(all(w[g] < 90)), int(any(w[g] == 5))]
+        if lane < 16:
+            exp[3:] = [int(w[:16].sum()) & M32, int((w[:16] > 10).sum())]
+        assert [int(v) for v in o[i]] == exp, i
+
+
 def test_match_any_and_all():
     rng = _rng(20)
     keys = np.concatenate([1000 + rng.integers(0, 4, 32), rng.choice([5, 6, 1000, 2000], 32)]).astype(np.int32)
