@@ -25,7 +25,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cfg as cfg_mod
 from . import ptx as ptx_mod
+from .machine import DecodeContext, decode_instr
 from .operands import KNOWN_SPECIAL, Unsupported, is_special
 
 ARCH = "sm_90"
@@ -178,9 +180,8 @@ def _flat(ops):
 # ---------------------------------------------------------------- census
 
 
-def _instr_status(module, kernel, ctx, pc: int, ins) -> tuple[str, str]:
-    from .machine import decode_instr
-
+def _instr_status(ctx: DecodeContext, pc: int, ins: ptx_mod.Instr) -> tuple[str, str]:
+    """("emulated", "") when the emulator decodes the instruction, else ("refused" or "missing", why)."""
     try:
         decode_instr(ins, ctx, pc)
         return "emulated", ""
@@ -206,9 +207,6 @@ def _statement_heads(text: str):
 
 def census(ptx_texts: dict[str, str]) -> Census:
     """Census of PTX texts (file name -> PTX)."""
-    from .machine import DecodeContext
-    from . import cfg as cfg_mod
-
     found: dict[tuple[str, str], dict] = {}
     problems: list[tuple[str, str]] = []
 
@@ -232,7 +230,7 @@ def census(ptx_texts: dict[str, str]) -> Census:
             ctx = DecodeContext(module, kernel, addrs)
             ctx.cfg = cfg_mod.build(kernel)
             for pc, ins in enumerate(kernel.instrs):
-                status, why = _instr_status(module, kernel, ctx, pc, ins)
+                status, why = _instr_status(ctx, pc, ins)
                 note("opcode", opcode_form(ins), status, why, fname)
                 for space in {m.split("::")[0] for m in ins.mods} & set(STATE_SPACES):
                     note("state space", "." + space, "emulated", STATE_SPACES[space], fname)
