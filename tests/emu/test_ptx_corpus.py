@@ -14,6 +14,9 @@ from grader.emu import Emulator
 
 CORPUS = Path(__file__).resolve().parent / "ptx_corpus"
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
+# When a list, every completed launch is appended to it: (file, kernel, grid, block, args, shared,
+# outputs). test_ptx_corpus_gpu.py replays them on a GPU.
+RECORD: list | None = None
 
 
 @functools.lru_cache(maxsize=None)
@@ -41,7 +44,10 @@ def _launch(name, kernel, grid, block, args, shared=0, expect="ok"):
             argv.append(a)
     r = emu.launch(kname, grid=grid, block=block, shared_bytes=shared, args=argv)
     assert r.status == expect, r.message
-    return [emu.read(addr, a.dtype, a.size).reshape(a.shape) for addr, a in bufs], r
+    outs = [emu.read(addr, a.dtype, a.size).reshape(a.shape) for addr, a in bufs]
+    if RECORD is not None and expect == "ok":
+        RECORD.append((name, kname, grid, block, args, shared, outs, emu.kernel_params(kname)))
+    return outs, r
 
 
 def _rng(seed=0):
