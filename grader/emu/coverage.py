@@ -36,8 +36,7 @@ ARCH = "sm_90"
 # register prefix, a directive or a state space; value: what the student reads (the emulator adds
 # the source line). Matching is on whole qualifiers: "mma" covers "mma.sync.aligned...", not "mmax".
 REFUSED: dict[str, str] = {
-    "call recursive": "recursion (a __device__ function that calls itself, directly or through another); "
-                      "rewrite it as a loop",
+    "call recursive": "recursion (a __device__ function that calls itself, directly or through another)",
     "call indirect": "calls through a function pointer or virtual function",
     "call too-large": "device-function calls nested too deep or too large to inline",
     "call extern": "calls to a device function whose body is not in the file",
