@@ -131,3 +131,9 @@ ret;
     assert "f" in parse(ptx).funcs
     c = coverage.census({"f.ptx": ptx})
     assert [m.name for m in c.missing()] == ["frobnicate.u32"]
+
+
+def test_the_docs_list_every_refusal_as_the_code_words_it():
+    doc = (ROOT / "docs" / "emulator.md").read_text(encoding="utf-8")
+    for key, msg in coverage.REFUSED.items():
+        assert f"| `{key}` | {msg} |" in doc, key
