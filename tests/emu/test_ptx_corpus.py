@@ -633,6 +633,70 @@ def test_special_registers():
     np.testing.assert_array_equal(again, out)  # clocks included: same file, same numbers
 
 
+def test_subwarp_shuffles_redux_and_tiles():
+    x = _rng(48).integers(-100, 100, 64).astype(np.int32)
+    d = _rng(49).normal(size=64)
+    (_, _, out, dout, lout), _ = _launch("subwarp_and_redux.cu", "subwarp", (1,), (64,), [
+        x, d, np.zeros(8 * 64, np.int32), np.zeros(64), np.zeros(64, np.int64)])
+    o = out.reshape(64, 8).astype(np.int64)
+    for w in range(2):
+        v = x[32 * w:32 * w + 32].astype(np.int64)
+        lanes = np.arange(32)
+        s = v.copy()
+        for dd in (8, 4, 2, 1):
+            src = lanes % 16 + dd
+            s = s + np.where(src < 16, s[lanes - lanes % 16 + np.minimum(src, 15)], s)
+        even = v % 2 == 0
+        ranks = np.cumsum(even) - 1
+        ref = np.stack([s, v[lanes - lanes % 8 + 3], np.full(32, v.sum()), np.full(32, v.max()),
+                        np.full(32, np.bitwise_or.reduce(v.astype(np.int32)).astype(np.int64)),
+                        v.reshape(2, 16).max(axis=1).repeat(16),
+                        np.where(even, even.sum() * 100 + ranks, 0), np.full(32, v.min())], 1)
+        np.testing.assert_array_equal(o[32 * w:32 * w + 32], ref)
+    np.testing.assert_array_equal(dout, d + d[np.arange(64) ^ 1])
+    lv = x.astype(np.int64) << 33
+    np.testing.assert_array_equal(lout, np.where(np.arange(64) % 32 == 0, lv, np.roll(lv, 1)))
+
+
+def _round(exact, dtype, mode):
+    """The float of `dtype` nearest `exact` (a Fraction) under rounding `mode` ("rn", "rz", "rd", "ru")."""
+    from fractions import Fraction
+
+    c = dtype.type(float(exact))
+    cands = sorted({c, np.nextafter(c, dtype.type(-np.inf)), np.nextafter(c, dtype.type(np.inf))}, key=float)
+    below = [v for v in cands if Fraction(float(v)) <= exact]
+    above = [v for v in cands if Fraction(float(v)) >= exact]
+    lo, hi = below[-1], above[0]
+    if mode == "rd" or (mode == "rz" and exact > 0):
+        return lo
+    if mode == "ru" or mode == "rz":
+        return hi
+    dl, dh = exact - Fraction(float(lo)), Fraction(float(hi)) - exact
+    return lo if dl < dh or (dl == dh and int(np.asarray(lo).view(np.uint64 if dtype.itemsize == 8 else np.uint32)) % 2 == 0) else hi
+
+
+def test_directed_rounding_cache_hints_and_a_fenced_counter():
+    from fractions import Fraction
+
+    n = 40
+    rng = _rng(50)
+    a = rng.uniform(-4, 4, n).astype(np.float32)
+    b = (rng.uniform(0.5, 4, n) * rng.choice([-1, 1], n)).astype(np.float32)
+    d = rng.normal(size=n)
+    (_, _, _, out, dout, counter, slots), _ = _launch("rounding_intrinsics.cu", "rounding", (1,), (64,), [
+        a, b, d, np.zeros(6 * n, np.float32), np.zeros(2 * n), np.zeros(1, np.int32), np.full(64, -1, np.int32), n])
+    f32, f64 = np.dtype(np.float32), np.dtype(np.float64)
+    third = Fraction(1.0 / 3.0)
+    for i in range(n):
+        x, y, z = Fraction(float(a[i])), Fraction(float(b[i])), Fraction(float(d[i]))
+        exp = [_round(x + y, f32, "rz"), _round(x * y, f32, "rd"), _round(x / y, f32, "ru"),
+               np.sqrt(np.abs(a[i])), _round(x * y + 1, f32, "rz"), a[i] * np.float32(2)]
+        assert [float(v) for v in out[6 * i:6 * i + 6]] == [float(v) for v in exp], i
+        assert dout[2 * i] == _round(z + third, f64, "rn") and dout[2 * i + 1] == _round(z * third, f64, "ru"), i
+    assert counter[0] == n
+    assert sorted(slots[:n]) == list(range(n))
+
+
 def test_every_corpus_file_has_a_test():
     names = {p.name for p in CORPUS.glob("*.cu")}
     src = Path(__file__).read_text()
