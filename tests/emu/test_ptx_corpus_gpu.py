@@ -14,6 +14,8 @@ SKIP = {"test_special_registers", "test_struct_parameter_constant_table_and_swit
 # Files whose .approx instructions (ex2/lg2/sin/cos/rsqrt.approx) the emulator computes exactly
 # rounded: the hardware's are within 2**-21 relative (PTX ISA, "approx" accuracy).
 APPROX = {"fast_math.cu", "float_math.cu"}
+# Buffers whose order depends on the order atomics happen in (slots handed out by atomicAdd): compared sorted.
+UNORDERED = {("rounding_intrinsics.cu", 6)}
 TESTS = sorted(n for n in dir(corpus) if n.startswith("test_") and n not in SKIP)
 
 _SCALARS = {"u8": np.uint8, "s8": np.int8, "u16": np.uint16, "s16": np.int16, "u32": np.uint32, "s32": np.int32,
@@ -52,6 +54,8 @@ def test_gpu_writes_what_the_emulator_wrote(test, tmp_path):
         cp.cuda.Device().synchronize()
         for k, (d, e) in enumerate(zip(bufs, emu_outs)):
             g = cp.asnumpy(d).reshape(e.shape)
+            if (name, k) in UNORDERED:
+                g, e = np.sort(g, axis=None), np.sort(e, axis=None)
             if name in APPROX and e.dtype.kind == "f":
                 np.testing.assert_allclose(g, e, rtol=2.0 ** -21, atol=2.0 ** -24, err_msg=f"{name} buffer {k}")
             else:
