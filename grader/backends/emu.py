@@ -17,6 +17,7 @@ _STATUS_MESSAGES = {
     "deadlock": "the kernel deadlocked at a barrier",
     "trap": "the kernel stopped with a trap or failed assert",
     "unsupported": "the emulator cannot run this kernel",
+    "launch-bounds": "the launch breaks the kernel's __launch_bounds__",
 }
 
 

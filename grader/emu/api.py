@@ -63,7 +63,7 @@ class OutputRead:
 class LaunchReport:
     """Everything one launch produced besides the memory it wrote."""
 
-    status: str  # "ok", "step-limit", "deadlock", "trap", "unsupported"
+    status: str  # "ok", "step-limit", "deadlock", "trap", "unsupported", "launch-bounds"
     message: str
     counters: dict
     per_line: dict

@@ -129,28 +129,32 @@ class DecodeContext:
         self.labels = kernel.labels
 
 
+def decode_instr(ins: Instr, ctx: DecodeContext, pc: int):
+    """The handler of one instruction; raises Unsupported for a form the emulator does not run."""
+    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
+
+    for fam in (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert):
+        h = fam.decode(ins, ctx, pc)
+        if h is not None:
+            return h
+    raise Unsupported(f"opcode {ins.full}")
+
+
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
+    from .coverage import refusal
 
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph
-    families = (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert)
     handlers = []
     for pc, ins in enumerate(kernel.instrs):
-        h = None
         try:
-            for fam in families:
-                h = fam.decode(ins, ctx, pc)
-                if h is not None:
-                    break
-            if h is None:
-                raise Unsupported(f"opcode {ins.full}")
+            h = decode_instr(ins, ctx, pc)
         except Unsupported as e:
-            h = _unsupported(ins, str(e))
+            h = _unsupported(ins, refusal(ins) or str(e))
         except (KeyError, ValueError, IndexError) as e:
-            h = _unsupported(ins, f"{ins.full} ({e})")
+            h = _unsupported(ins, refusal(ins) or f"{ins.full} ({e})")
         handlers.append(h)
     collectives = [h if hasattr(h, "membermask") else None for h in handlers]
     return KernelCode(kernel, graph, handlers, ctx.shared_offsets, ctx.static_shared,
@@ -165,6 +169,22 @@ def _unsupported(ins: Instr, what: str):
     return h
 
 
+def _check_launch_bounds(kernel: Kernel, block: tuple[int, ...]) -> None:
+    """Stop with status "launch-bounds" when the block breaks the kernel's `__launch_bounds__`
+    (`.maxntid`) or required shape (`.reqntid`): on a GPU that launch fails and runs nothing."""
+    threads = block[0] * block[1] * block[2]
+    if kernel.maxntid:
+        most = int(np.prod(kernel.maxntid))
+        if threads > most:
+            raise Stop("launch-bounds", f"the block has {threads} threads but the kernel's __launch_bounds__ allows "
+                       f"at most {most}: on a GPU this launch fails (too many resources requested for launch)")
+    if kernel.reqntid:
+        want = (tuple(kernel.reqntid) + (1, 1))[:3]
+        if tuple(block) != want:
+            raise Stop("launch-bounds", f"the block is {block} but the kernel requires exactly {want} "
+                       f"(.reqntid): on a GPU this launch fails")
+
+
 class Machine(Rendezvous):
     """One launch over a contiguous range of blocks of the grid."""
 
@@ -172,6 +192,7 @@ class Machine(Rendezvous):
                  dyn_shared: int, block_range: tuple[int, int], rec: Recorder, shadow) -> None:
         self.code = code
         self.instrs = code.kernel.instrs
+        _check_launch_bounds(code.kernel, tuple(block))
         self.heap = heap
         self.params = params
         self.rec = rec
@@ -212,6 +233,7 @@ class Machine(Rendezvous):
             "%nctaid.x": grid[0], "%nctaid.y": grid[1], "%nctaid.z": grid[2],
             "%nwarpid": self.wpb, "%dynamic_smem_size": self.dyn_shared,
             "%total_smem_size": code.static_shared + self.dyn_shared,
+            "%aggr_smem_size": code.static_shared + self.dyn_shared,
             "%smid": 0, "%nsmid": 132, "%gridid": 0,
         }
         # registers: raw bits over every lane
@@ -266,7 +288,9 @@ class Machine(Rendezvous):
             arr = {"eq": eq, "lt": eq - one, "le": (eq << one) - one,
                    "gt": ~((eq << one) - one), "ge": ~(eq - one)}[kind].astype(np.uint32)
         elif name.startswith(("%clock", "%globaltimer")):
-            return np.full(self.L, self.rec.steps, dtype=np.uint64)
+            # deterministic clocks (same file, same score): the launch's step count so far
+            t = np.uint64(self.rec.steps)
+            return np.full(self.L, t >> np.uint64(32) if name.endswith("_hi") else t, dtype=np.uint64)
         else:
             raise Unsupported(f"special register {name}")
         self._special[name] = arr
@@ -312,7 +336,11 @@ class Machine(Rendezvous):
                 W, d = W[~missing], d[~missing]
                 x = self._exec(pc, W, tbits[~missing]) if W.size else None
         if x is not None:
-            self.code.handlers[pc](x)
+            try:
+                self.code.handlers[pc](x)
+            except Unsupported as e:
+                # a form found unsupported only when it runs: name it and its line all the same
+                _unsupported(self.instrs[pc], str(e))(x)
             if coll is not None:
                 self.warp_sync[W] += 1
             rec.steps += 1
