@@ -138,11 +138,16 @@ class TaskSupervisor:
         restarts = 0
         # Plain GPU launches in a batch go to the slot's warm worker (grader.run.parent.gpu_worker).
         worker = env.get(gpu_worker.VARIABLE) if not wrapper and not prestarted else None
+        hung: list[Task] = []  # tasks whose launch the child stopped at its time limit
         while remaining:
             for t in remaining:  # the child skips these too; after a restart only the parent knows why
                 failed = unmet_requirements(t, results)
                 if failed:
                     results[t.id] = skipped_for(t, failed)
+                    continue
+                below = next((h for h in hung if at_least(t, h)), None)
+                if below is not None:
+                    results[t.id] = TaskResult(t.id, "timeout", _larger_than_hung(t, below, results[below.id]))
             remaining = [t for t in remaining if t.id not in results]
             if not remaining:
                 break
@@ -196,10 +201,12 @@ class TaskSupervisor:
                     results[t.id] = TaskResult(t.id, "skipped", "not run: no longer needed")
                 break
             stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
-            if stopped is not None:  # the child stopped a kernel at its launch's limit and exited: as a hang below
-                for t in remaining:
-                    results[t.id] = TaskResult(t.id, "skipped", f"not run: an earlier launch ({_sizes(stopped)}) hung")
-                break
+            if stopped is not None:
+                # The child stopped a kernel at its launch's limit and exited. That size and every larger
+                # one fail as not finishing; the smaller ones run in a fresh child. So the verdict is
+                # the same whichever size came first (the tasks' order, what ran before the stop).
+                hung.append(stopped)
+                continue
             current, rest = remaining[0], remaining[1:]
             if child.timed_out:
                 results[current.id] = TaskResult(current.id, "timeout", _timeout_text(budget, child))
@@ -225,6 +232,22 @@ class TaskSupervisor:
         if prestarted:  # nothing was left for it to run
             prestarted.cancel()
         return StageRun(results, tuple(children), tuple(logs))
+
+
+def at_least(task: Task, hung: Task) -> bool:
+    """Whether `task` launches the same module as `hung` at sizes each at least as large (so it would not
+    finish either: it is failed without being run)."""
+    if task.module != hung.module or task.sizes.keys() != hung.sizes.keys() or task.backend != hung.backend:
+        return False
+    return all(int(task.sizes[k]) >= int(v) for k, v in hung.sizes.items())
+
+
+def _larger_than_hung(task: Task, hung: Task, result: TaskResult) -> str:
+    """Why a task at sizes at least as large as a hung one's was not run."""
+    why = result.message or "it did not finish within its time limit"
+    if dict(task.sizes) == dict(hung.sizes):
+        return why
+    return f"not run at this size: at the smaller size {_sizes(hung)}, {why.removeprefix('the kernel ')}"
 
 
 def child_limits(limits: Limits, seconds: float, backend: str = "emu") -> ResourceLimits:
