@@ -194,3 +194,41 @@ def test_a_hang_fails_its_size_and_every_larger_one_of_the_same_module():
     assert text == ("not run at this size: at the smaller size rows = 4, cols = 1000, did not finish within its time "
                     "limit at rows = 4, cols = 1000")
     assert _larger_than_hung(task(4, 1000), hung, stopped) == stopped.message
+
+
+def test_the_grading_deadline_follows_the_submission_launches():
+    from grader.run.parent.supervisor import GRADING_GRACE_S, GRADING_SLACK, StageRun, grading_deadline
+    from grader.run.tasks import TaskResult
+
+    stage = StageRun({"a": TaskResult("a", "ok", "", ({"seconds": 1.5}, {"seconds": 0.5})),
+                      "b": TaskResult("b", "timeout", "hung", ({"seconds": 4.0},))})
+    assert grading_deadline(stage, 100.0) == 100.0 + GRADING_GRACE_S + GRADING_SLACK * 6.0
+    assert grading_deadline(StageRun({}), 0.0) == GRADING_GRACE_S
+
+
+def test_a_background_stage_past_the_grading_deadline_is_stopped_with_its_reason():
+    """Context.finish waits no longer than the deadline; then the stage's stop event is set with the
+    words its skipped tasks get (the stage's child watches the event and is killed)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.checks.base import Context
+    from grader.tools import Tools
+
+    exercise = load(LEVEL2)
+    with ThreadPoolExecutor(1) as pool:
+        ctx = Context(exercise=exercise, backend="gpu", runner=_runner_for(exercise), seed=1, tools=Tools(), source_name="s.cu",
+                      source="", has_reference=True, emu_available=True, pool=pool)
+        stop = ctx.stop_event("ncu")
+
+        def stage():
+            stop.wait(30)
+            return getattr(stop, "reason", "no reason")
+
+        ctx.launches_done = time.monotonic()
+        ctx.deadline = ctx.launches_done + 0.3
+        ctx.start("ncu", stage)
+        started = time.monotonic()
+        reason = ctx.finish("ncu")
+    assert time.monotonic() - started < 5
+    assert stop.is_set() and reason.startswith("not run: the grading's deadline passed (0 s after the submission's launches")

@@ -198,7 +198,7 @@ class TaskSupervisor:
                 break
             if stop is not None and stop.is_set():
                 for t in remaining:
-                    results[t.id] = TaskResult(t.id, "skipped", "not run: no longer needed")
+                    results[t.id] = TaskResult(t.id, "skipped", getattr(stop, "reason", "") or "not run: no longer needed")
                 break
             stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
             if stopped is not None:
@@ -232,6 +232,28 @@ class TaskSupervisor:
         if prestarted:  # nothing was left for it to run
             prestarted.cancel()
         return StageRun(results, tuple(children), tuple(logs))
+
+
+# The grading's deadline once its plain launches are done (grading_deadline): every child still
+# running then (the profiler under ncu, the hidden tests) must be done within a grace period for
+# start-up and an ordinary kernel, plus a multiple of what the submission's own launches took.
+GRADING_GRACE_S = 20.0
+GRADING_SLACK = 4
+
+
+def grading_deadline(stage: StageRun, now: float) -> float:
+    """The time.monotonic() by which the rest of a grading must end, from its plain launches' stage
+    (GRADING_GRACE_S + GRADING_SLACK times the seconds its submission launches took)."""
+    took = sum(float(l.get("seconds") or 0.0) for r in stage.results.values() for l in r.launches if isinstance(l, Mapping))
+    return now + GRADING_GRACE_S + GRADING_SLACK * took
+
+
+def deadline_stop(stop: threading.Event, seconds: float) -> None:
+    """Set `stop` for passing the grading's deadline, with the words the stage's skipped tasks get."""
+    after = f" ({seconds:.0f} s after the submission's launches ended)" if seconds > 0 else ""
+    stop.reason = (f"not run: the grading's deadline passed{after}; a kernel far slower under the "  # type: ignore[attr-defined]
+                   "profiler, or one that prints from every thread?")
+    stop.set()
 
 
 def at_least(task: Task, hung: Task) -> bool:
