@@ -35,7 +35,7 @@ MAX_FINDINGS = 100
 # little for each warp that takes part in it (the vector work). Fitted by bench/emu_step_cost.py on
 # every exercise's reference and tests/data/slow_kernels (docs/benchmarks.md has the run).
 STEP_NS = 50_000
-WARP_INSTRUCTION_NS = 600
+WARP_INSTRUCTION_NS = 500
 # How often (in steps) the CPU-time backstop reads the process clock: often enough to stop within a
 # small fraction of a second, rarely enough to cost nothing.
 CPU_CHECK_STEPS = 256
