@@ -66,7 +66,7 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
         else:  # out and temp
             buffers[p.name] = device.empty(p.name, np.dtype(p.device_dtype), count, fill_nan=True)
     outcomes = []
-    most_steps, most_work = 0, 0.0
+    heaviest = (0.0, 0, 0)  # the emulator's (work, steps, warp instructions) of the chain's costliest kernel
     for k, handle in zip(spec.kernel.chain, handles):
         args = [buffers[p.name].arg if p.is_pointer else np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes))
                 for p in k.params]
@@ -78,13 +78,13 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
         if len(handles) > 1 and outcome.error:
             outcome = dataclasses.replace(outcome, error=f"{k.name}: {outcome.error}")
         outcomes.append(outcome)
-        most_steps = max(most_steps, int(getattr(device, "last_steps", 0) or 0))
-        most_work = max(most_work, float(getattr(device, "last_work", 0) or 0))
+        heaviest = max(heaviest, (float(getattr(device, "last_work", 0) or 0), int(getattr(device, "last_steps", 0) or 0),
+                                  int(getattr(device, "last_warp_instructions", 0) or 0)))
         if outcome.error:
             break
     if len(handles) > 1 and hasattr(device, "last_steps"):
-        device.last_steps = most_steps  # each kernel of a chain gets the step limit on its own
-        device.last_work = most_work
+        # each kernel of a chain gets the limits on its own: the costliest one's counts stand for the chain
+        device.last_work, device.last_steps, device.last_warp_instructions = heaviest
     outcome = outcomes[0] if len(outcomes) == 1 else _merge(outcomes)
     contents = {} if outcome.fatal else {name: device.download(buf) for name, buf in buffers.items()}
     for p in spec.kernel.buffers:
