@@ -1,4 +1,4 @@
-"""histogram harness: bins[v] += number of elements of data equal to v (256 bins)."""
+"""histogram harness: bins[v] += number of elements of data equal to v (256 bins; bins need not start at zero)."""
 
 import numpy as np
 
@@ -9,7 +9,10 @@ def make_inputs(sizes, rng):
     # a third of the elements in one bin: contention that a lost update cannot hide in
     hot = rng.random(n) < 0.33
     data[hot] = 7
-    return {"data": data.astype(np.uint8), "bins": np.zeros(256, dtype=np.uint32)}
+    # bins may hold counts from an earlier call (the skeleton says so): a kernel that stores its
+    # counts instead of adding them is wrong at every size, not only in a hidden test
+    bins = rng.integers(0, 1000, size=256).astype(np.uint32)
+    return {"data": data.astype(np.uint8), "bins": bins}
 
 
 def reference(inputs, sizes):

@@ -1,4 +1,4 @@
-"""reduction harness: out = sum(x), accumulated into out (zero on entry)."""
+"""reduction harness: out = sum(x), added to out (which need not start at zero)."""
 
 import numpy as np
 
@@ -6,7 +6,10 @@ import numpy as np
 def make_inputs(sizes, rng):
     n = sizes["n"]
     x = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
-    return {"x": x, "out": np.zeros(1, dtype=np.float32)}
+    # out need not start at zero (the skeleton says so): a kernel that stores the sum instead of
+    # adding it is wrong at every size, not only in a hidden test
+    out = rng.uniform(-4.0, 4.0, size=1).astype(np.float32)
+    return {"x": x, "out": out}
 
 
 # Array operations only, no conversion to a NumPy array (np.array([...])): on the GPU the timing runs

@@ -17,7 +17,7 @@ from ..exercise import Exercise
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec, Spec
 from ..run.parent.supervisor import TaskSupervisor
-from ..run.tasks import Task, TaskResult
+from ..run.tasks import HarnessFault, Task, TaskResult
 from ..tools import Tools
 
 
@@ -144,12 +144,24 @@ def verdict(name: str, conf: CheckSpec, passed: bool, output: str, *, score: flo
                       passed=passed, output=output, visibility=conf.visibility, extra=dict(extra or {}))
 
 
-def not_run(ctx: Context, name: str, conf: CheckSpec, reason: str, *, grader_fault: bool = False) -> None:
+def not_run(ctx: Context, name: str, conf: CheckSpec, reason: str, *, grader_fault: bool = False, detail: str = "") -> None:
     """List the check as not run here, with its points and the exercise's policy for them.
 
-    `grader_fault`: a tool of the grader's own is missing or broken (pytest, ncu, ...): the reason
-    says so, the points never count against the student, and `grade` exits 1."""
-    ctx.not_run.append(NotRun(name, conf.category, reason, conf.points, conf.if_not_run, grader_fault))
+    `grader_fault`: a tool of the grader's own is missing or broken (pytest, ncu, ...), or the
+    exercise's own code raised: the reason says so, the points never count against the student, and
+    `grade` exits 1. `detail`: the traceback, for staff only (results.NotRun)."""
+    ctx.not_run.append(NotRun(name, conf.category, reason, conf.points, conf.if_not_run, grader_fault, detail))
+
+
+def harness_fault(ctx: Context) -> "HarnessFault | None":
+    """The first exception of the exercise's own code among this grading's launches, or None.
+
+    Every check judges those launches (correctness gates the rest), so one such fault leaves the
+    whole grading ungraded (grader.api)."""
+    for result in ctx.results.values():
+        if result.fault is not None:
+            return result.fault
+    return None
 
 
 def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestResult | None:

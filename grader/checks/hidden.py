@@ -72,6 +72,15 @@ class HiddenTestsCheck:
             return []
         if not outcomes:
             return [verdict(NAME, conf, False, f"The hidden tests did not run ({stopped or 'no test reported'}).")]
+        faults = [o for o in outcomes if o.get("fault")]
+        if faults:
+            # A hidden test raised something other than an AssertionError: the test (or the harness it
+            # calls) is broken, so its score would say nothing about the kernel.
+            names = ", ".join(o["test"] for o in faults[:3]) + (" and others" if len(faults) > 3 else "")
+            not_run(ctx, NAME, conf, f"a hidden test failed by an error in the exercise's own code ({names}), not by an "
+                                     "assertion about your kernel: the course staff need to fix the exercise",
+                    grader_fault=True, detail="\n".join(f"{o['test']}:\n{o['fault']}" for o in faults))
+            return []
         failed = [o for o in outcomes if o["outcome"] != "passed"]
         passed = len(outcomes) - len(failed)
         lines = [f"{passed} of {len(outcomes)} hidden tests passed."]
