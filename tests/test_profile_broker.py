@@ -250,23 +250,6 @@ def test_without_a_live_broker_the_grading_profiles_alone(fake):
     assert profile_spool.ask(spool, request.to_json(), fake["tmp"] / "s" / "a.json", 60) is None
 
 
-def test_a_grading_past_its_deadline_stops_waiting_for_the_profiler(fake):
-    """The grading's deadline (Context.finish sets the ncu stage's stop event) ends the wait at once and
-    withdraws the request, though the broker is alive and the wait allowed is long."""
-    import threading
-
-    spool = fake["tmp"] / "spool"
-    spool.mkdir()
-    (spool / profile_spool.HEARTBEAT).touch()
-    request = _request(fake, "s", "ok 1")
-    stop = threading.Event()
-    threading.Timer(0.3, stop.set).start()
-    started = time.monotonic()
-    assert profile_spool.ask(spool, request.to_json(), fake["tmp"] / "s" / "a.json", 60, stop=stop) is None
-    assert time.monotonic() - started < 5
-    assert list(spool.glob("*" + profile_spool.REQUEST_SUFFIX)) == []
-
-
 def test_a_broker_that_fails_tells_its_gradings_to_profile_alone(fake, monkeypatch):
     broker = _broker(fake)
 

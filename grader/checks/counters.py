@@ -251,10 +251,12 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
         # Waiting in the profiler's queue (one ncu at a time per GPU) is allowed one run limit.
         with ctx.runner.clock.measure("ncu (batch profiler)"):
             answer = profile_spool.ask(spool, request.to_json(), ctx.runner.workdir / "ncu-answer.json",
-                                       wait=2 * ctx.spec.limits.run_seconds, stop=ctx.stop_event(NCU_STAGE))
+                                       wait=2 * ctx.spec.limits.run_seconds)
         if answer is not None:
             return answer.get("by_size"), answer.get("problem")
-        if ctx.stop_event(NCU_STAGE).is_set():  # the grading's deadline passed (Context.finish): no lone run now
+        # The wait in the batch profiler's queue is not the kernel's doing and keeps its own limit; but
+        # once the grading's deadline has passed (Context.finish), no lone ncu run starts.
+        if ctx.stop_event(NCU_STAGE).is_set():
             return None, getattr(ctx.stop_event(NCU_STAGE), "reason", "") or "the profiler's run was stopped"
     return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
                          stop=ctx.stop_event(NCU_STAGE))

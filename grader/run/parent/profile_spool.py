@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -41,12 +40,10 @@ def broker_alive(spool: Path, stale: float = STALE_S) -> bool:
         return False
 
 
-def ask(spool: Path, request: Mapping[str, Any], answer: Path, wait: float,
-        stop: threading.Event | None = None) -> dict[str, Any] | None:
+def ask(spool: Path, request: Mapping[str, Any], answer: Path, wait: float) -> dict[str, Any] | None:
     """Hand `request` to the broker and wait at most `wait` seconds for its answer (a dict), or None:
-    no live broker, no answer in time, `stop` set (the grading's deadline passed), or the broker said
-    to profile alone. The request is withdrawn when the wait ends unanswered (a broker that claimed it
-    already writes an answer nobody reads)."""
+    no live broker, no answer in time, or the broker said to profile alone. The request is withdrawn
+    when the wait ends unanswered (a broker that claimed it already writes an answer nobody reads)."""
     if not broker_alive(spool):
         return None
     answer.unlink(missing_ok=True)
@@ -60,7 +57,7 @@ def ask(spool: Path, request: Mapping[str, Any], answer: Path, wait: float,
     checked = time.monotonic()
     while not answer.exists():
         now = time.monotonic()
-        if now > deadline or (stop is not None and stop.is_set()):
+        if now > deadline:
             path.unlink(missing_ok=True)
             return None
         if now - checked > HEARTBEAT_S:

@@ -237,7 +237,7 @@ class TaskSupervisor:
 # The grading's deadline once its plain launches are done (grading_deadline): every child still
 # running then (the profiler under ncu, the hidden tests) must be done within a grace period for
 # start-up and an ordinary kernel, plus a multiple of what the submission's own launches took.
-GRADING_GRACE_S = 20.0
+GRADING_GRACE_S = 30.0
 GRADING_SLACK = 4
 
 
