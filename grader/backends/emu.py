@@ -13,8 +13,8 @@ from .gpu import guard_layout
 
 # Statuses of an emulated launch that mean the student's kernel did not complete.
 _STATUS_MESSAGES = {
-    "step-limit": "the kernel did not finish (stopped after {steps:,} steps): it loops without end, or does far more "
-                  "work than it needs to",
+    "step-limit": "the kernel did not finish (stopped after {steps:,} steps): it loops without end (an endless loop), "
+                  "or does far more work than it needs to",
     "deadlock": "the kernel deadlocked at a barrier",
     "trap": "the kernel stopped with a trap or failed assert",
     "unsupported": "the emulator cannot run this kernel",
