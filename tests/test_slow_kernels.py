@@ -86,6 +86,10 @@ def test_an_endless_loop_stops_at_its_modelled_work(tmp_path):
     assert outcome.findings["status"] == "step-limit", outcome
     assert limit <= device.last_work < limit + STEP_NS + WARP_INSTRUCTION_NS  # stopped at the first step past it
     assert device.last_work == STEP_NS * device.last_steps + WARP_INSTRUCTION_NS * device.last_warp_instructions
+    # Counted, not timed: the same launch stops at the same step every time, on any machine.
+    first = device.last_steps
+    again = device.launch(kernel, (1, 1, 1), (32, 1, 1), 0, [out.arg, 32], step_limit=10**9, work=limit)
+    assert again.findings["status"] == "step-limit" and device.last_steps == first
 
 
 def test_the_cpu_backstop_stops_an_endless_loop_the_work_model_would_let_run(tmp_path):
