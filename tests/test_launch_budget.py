@@ -146,6 +146,11 @@ def test_the_verdict_names_the_reference_multiple_and_the_two_causes():
     assert stopped.error.endswith("it loops without end (an endless loop), or does far more work than it needs to")
     other = LaunchOutcome(error="trap", findings={"status": "trap"})
     assert budget.explain(other) is other
+    # The limit that stopped it is the one named: the exercise's step cap, or the CPU backstop.
+    capped = budget.explain(LaunchOutcome(error="x", findings={"status": "step-limit", "stopped_by": "steps"}))
+    assert capped.error.startswith("the kernel did not finish within the exercise's limit of 200,000 emulated steps: ")
+    backstop = budget.explain(LaunchOutcome(error="x", findings={"status": "step-limit", "stopped_by": "cpu"}))
+    assert backstop.error.startswith(f"the kernel did not finish within {EMU_CPU_SECONDS:g} s of CPU time (its work limit: 174 times")
 
 
 # --------------------------------------------------------------------------------------------- hangs and slow kernels

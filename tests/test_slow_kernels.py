@@ -83,7 +83,7 @@ def test_an_endless_loop_stops_at_its_modelled_work(tmp_path):
     device, kernel, out = _spinner(tmp_path)
     limit = 2e8  # 0.2 modelled seconds
     outcome = device.launch(kernel, (1, 1, 1), (32, 1, 1), 0, [out.arg, 32], step_limit=10**9, work=limit)
-    assert outcome.findings["status"] == "step-limit", outcome
+    assert outcome.findings["status"] == "step-limit" and outcome.findings["stopped_by"] == "work", outcome
     assert limit <= device.last_work < limit + STEP_NS + WARP_INSTRUCTION_NS  # stopped at the first step past it
     assert device.last_work == STEP_NS * device.last_steps + WARP_INSTRUCTION_NS * device.last_warp_instructions
     # Counted, not timed: the same launch stops at the same step every time, on any machine.
@@ -98,7 +98,7 @@ def test_the_cpu_backstop_stops_an_endless_loop_the_work_model_would_let_run(tmp
     started, cpu = time.monotonic(), _cpu()
     outcome = device.launch(kernel, (1, 1, 1), (32, 1, 1), 0, [out.arg, 32], step_limit=10**9, seconds=0.5)
     took = _cpu() - cpu
-    assert outcome.findings["status"] == "step-limit", outcome
+    assert outcome.findings["status"] == "step-limit" and outcome.findings["stopped_by"] == "cpu", outcome
     assert 0.5 <= took < 2.0, (took, time.monotonic() - started)
 
 

@@ -197,6 +197,7 @@ def findings_dict(report: Any) -> dict[str, Any]:
 
     return {
         "status": report.status,
+        **({"stopped_by": report.stopped_by} if getattr(report, "stopped_by", "") else {}),
         "message": report.message,
         "counters": {k: int(v) for k, v in report.counters.items()},
         "per_line": {str(line): {k: int(v) for k, v in c.items()} for line, c in report.per_line.items()},

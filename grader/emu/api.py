@@ -77,6 +77,7 @@ class LaunchReport:
     output_reads: tuple = ()  # OutputRead: an output element read before the kernel wrote it
     unwritten: dict = field(default_factory=dict)  # watched output -> elements never written
     work_ns: float = 0.0  # the launch's modelled work (machine.Recorder.work_ns)
+    stopped_by: str = ""  # status "step-limit": the limit that stopped it, "steps", "work" or "cpu"
 
 
 def _dim3(v) -> tuple[int, int, int]:
@@ -187,7 +188,7 @@ class Emulator:
         gshadow = self._global_shadow(code, num_blocks, block, grid) if track_hazards else None
         wpb = (tpb + 31) // 32
         per_chunk = max(1, MAX_LANES_PER_CHUNK // (wpb * 32))
-        status, message = "ok", ""
+        status, message, stopped_by = "ok", "", ""
         cpu_deadline = None if cpu_seconds is None else time.process_time() + cpu_seconds
         with np.errstate(all="ignore"):
             try:
@@ -203,7 +204,7 @@ class Emulator:
                         # what the chunk printed, even if it trapped (that output helps most then)
                         rec.printf.flush(m)
             except Stop as e:
-                status, message = e.status, e.message
+                status, message, stopped_by = e.status, e.message, e.limit
             except Unsupported as e:
                 status, message = "unsupported", f"the emulator does not support {e}"
             finally:
@@ -224,7 +225,7 @@ class Emulator:
         unwritten = watch.unwritten() if watch else {}
         return LaunchReport(status, message, counters, per_line, tuple(hazards), barrier_errors,
                             memory_errors, tuple(uninit), rec.steps, rec.warp_instructions, output_reads, unwritten,
-                            rec.work_ns)
+                            rec.work_ns, stopped_by)
 
 
 def _has_fence(code: KernelCode) -> bool:

@@ -44,10 +44,11 @@ CPU_CHECK_STEPS = 256
 class Stop(Exception):
     """Ends a launch with a status other than "ok" (trap, unsupported, deadlock)."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: str, message: str, limit: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.limit = limit  # for "step-limit": which limit stopped it, "steps", "work" or "cpu"
 
 
 def unpack(bits: np.ndarray) -> np.ndarray:
@@ -302,13 +303,13 @@ class Machine(Rendezvous):
                 return
             if rec.steps >= step_limit:
                 raise Stop("step-limit", f"stopped after {rec.steps} steps (step_limit={step_limit}); "
-                           f"an endless loop or a launch too large for the emulator")
+                           f"an endless loop or a launch too large for the emulator", "steps")
             if work_limit is not None and rec.work_ns >= work_limit:
                 raise Stop("step-limit", f"stopped after {rec.steps} steps, {rec.work_ns / 1e9:.2f} modelled seconds "
-                           f"of work (the limit is {work_limit / 1e9:.2f})")
+                           f"of work (the limit is {work_limit / 1e9:.2f})", "work")
             if cpu_deadline is not None and rec.steps % CPU_CHECK_STEPS == 0 and time.process_time() >= cpu_deadline:
                 # The backstop for a launch whose real cost the work model underestimates badly.
-                raise Stop("step-limit", f"stopped after {rec.steps} steps at its CPU-time limit")
+                raise Stop("step-limit", f"stopped after {rec.steps} steps at its CPU-time limit", "cpu")
             d = np.maximum(self.depth - 1, 0)
             tp = np.where(runnable, self.spc[self._ar, d], _NOPC)
             pc = int(tp.min())

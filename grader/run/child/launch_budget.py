@@ -77,9 +77,16 @@ class Budget:
     def explain(self, outcome: LaunchOutcome) -> LaunchOutcome:
         """The launch's outcome, its error worded by this budget when the budget is what stopped it."""
         status = outcome.findings.get("status") if outcome.findings else None
-        if status in ("step-limit", "time-limit") and self.basis:
-            return dataclasses.replace(outcome, error=f"the kernel did not finish within {self.basis} ({self.detail}){HANG_GUESS}")
-        return outcome
+        if status not in ("step-limit", "time-limit") or not self.basis:
+            return outcome
+        by = outcome.findings.get("stopped_by")
+        if by == "steps":  # the exercise's own step_limit came first: a cap below the work budget
+            limit = f"the exercise's limit of {self.step_limit:,} emulated steps"
+        elif by == "cpu":
+            limit = f"{self.seconds:g} s of CPU time (its work limit: {self.basis}, {self.detail})"
+        else:
+            limit = f"{self.basis} ({self.detail})"
+        return dataclasses.replace(outcome, error=f"the kernel did not finish within {limit}{HANG_GUESS}")
 
 
 class Budgets:
