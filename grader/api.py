@@ -308,6 +308,14 @@ def _run_planned(ctx: Context) -> str:
             # own step budget (about 15 s on an H200's host for level2's hostile spinners).
             stops["emu"].set()
         stages = [f.result() for f in futures.values()]
+    if "gpu" in futures:
+        # Every child still running (ncu, the hidden tests) ends by a deadline derived from what the
+        # submission's own launches took, not at the run limit.
+        from .run.parent.supervisor import grading_deadline
+
+        ctx.launches_done = time.monotonic()
+        derived = grading_deadline(futures["gpu"].result(), ctx.launches_done)
+        ctx.deadline = derived if ctx.deadline is None else min(ctx.deadline, derived)
     printed = []
     for stage in stages:
         ctx.results.update(stage.results)

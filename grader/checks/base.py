@@ -60,6 +60,7 @@ class Context:
     background: dict[str, Future] = field(default_factory=dict)
     prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
     deadline: float | None = None  # time.monotonic() by which the whole grading should be done
+    launches_done: float | None = None  # time.monotonic() when the plain launches ended (grading_deadline)
     stops: dict[str, threading.Event] = field(default_factory=dict)  # stage -> set when its result is not needed
 
     def time_left(self, floor: float = 10.0) -> float:
@@ -86,8 +87,20 @@ class Context:
         self.stop_event(key).set()
 
     def finish(self, key: str) -> Any:
-        """The result of a stage started with start() (waiting for it; several checks may share one)."""
-        return self.background[key].result()
+        """The result of a stage started with start() (waiting for it; several checks may share one). A
+        stage still running at the grading's deadline is stopped (its child killed), and what it did
+        not run is reported as not run for that reason."""
+        future = self.background[key]
+        if self.deadline is not None and not future.done():
+            from concurrent.futures import TimeoutError as Late
+
+            from ..run.parent.supervisor import deadline_stop
+
+            try:
+                return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            except Late:
+                deadline_stop(self.stop_event(key), self.deadline - (self.launches_done or self.deadline))
+        return future.result()
 
     @property
     def spec(self) -> Spec:

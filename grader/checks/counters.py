@@ -284,6 +284,10 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
                                        wait=2 * ctx.spec.limits.run_seconds)
         if answer is not None:
             return answer.get("by_size"), answer.get("problem")
+        # The wait in the batch profiler's queue is not the kernel's doing and keeps its own limit; but
+        # once the grading's deadline has passed (Context.finish), no lone ncu run starts.
+        if ctx.stop_event(NCU_STAGE).is_set():
+            return None, getattr(ctx.stop_event(NCU_STAGE), "reason", "") or "the profiler's run was stopped"
     return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
                          stop=ctx.stop_event(NCU_STAGE))
 

@@ -161,10 +161,11 @@ def _run_child(ctx: Context, started: StartedChild | None = None) -> tuple[str |
         worker = ctx.runner.env.get(gpu_worker.TESTS_VARIABLE)
         if started is None and worker:  # a batch slot's warm worker runs them on its device
             child = gpu_worker.run_job(worker, _job_path(ctx.runner.workdir), backend=ctx.backend,
-                                       timeout=ctx.spec.limits.run_seconds, output_cap=ctx.spec.limits.output_bytes,
+                                       timeout=ctx.time_left(), output_cap=ctx.spec.limits.output_bytes,
                                        pytest_args=_pytest_args(ctx.runner, ctx.exercise.root), env=_pytest_env(ctx.runner))
         if child is None:
-            child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.spec.limits.run_seconds)
+            # The grading's deadline (derived from the submission's own launches once they ran), not the run limit.
+            child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.time_left())
     if child.timed_out:
         return "stopped at the time limit", False
     if child.returncode in (0, 1):  # pytest exits 1 when a test failed

@@ -12,6 +12,7 @@ which are exact for any CFG.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -29,15 +30,25 @@ _BIT = (np.uint32(1) << _SH).astype(np.uint32)
 _NOPC = np.iinfo(np.int64).max
 FULL = np.uint32(0xFFFFFFFF)
 MAX_FINDINGS = 100
+# The work model: what a launch costs the emulator, in modelled nanoseconds of CPU time. A grid-wide
+# step costs about the same whatever it does (the scheduler, NumPy's per-call overhead), plus a
+# little for each warp that takes part in it (the vector work). Fitted by bench/emu_step_cost.py on
+# every exercise's reference and tests/data/slow_kernels (docs/benchmarks.md has the run).
+STEP_NS = 50_000
+WARP_INSTRUCTION_NS = 500
+# How often (in steps) the CPU-time backstop reads the process clock: often enough to stop within a
+# small fraction of a second, rarely enough to cost nothing.
+CPU_CHECK_STEPS = 256
 
 
 class Stop(Exception):
     """Ends a launch with a status other than "ok" (trap, unsupported, deadlock)."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: str, message: str, limit: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.limit = limit  # for "step-limit": which limit stopped it, "steps", "work" or "cpu"
 
 
 def unpack(bits: np.ndarray) -> np.ndarray:
@@ -62,6 +73,11 @@ class Recorder:
     steps: int = 0
     warp_instructions: int = 0
     printf: object = None  # a printf.PrintfLog, or None to drop device printf
+
+    @property
+    def work_ns(self) -> float:
+        """The launch's work so far in modelled nanoseconds (STEP_NS, WARP_INSTRUCTION_NS)."""
+        return STEP_NS * self.steps + WARP_INSTRUCTION_NS * self.warp_instructions
 
     def add(self, line: int, key: str, value: int) -> None:
         value = int(value)
@@ -297,8 +313,10 @@ class Machine(Rendezvous):
         return arr
 
     # ------------------------------------------------------------------ running
-    def run(self, step_limit: int) -> None:
-        """Run until every warp has exited; raises Stop for trap/unsupported/deadlock/step-limit."""
+    def run(self, step_limit: int, work_limit: float | None = None, cpu_deadline: float | None = None) -> None:
+        """Run until every warp has exited; raises Stop for trap/unsupported/deadlock, and with status
+        "step-limit" when the launch reaches step_limit steps, work_limit modelled nanoseconds
+        (Recorder.work_ns) or the process CPU clock reaches cpu_deadline (time.process_time)."""
         rec = self.rec
         while True:
             live = self.depth > 0
@@ -309,7 +327,13 @@ class Machine(Rendezvous):
                 return
             if rec.steps >= step_limit:
                 raise Stop("step-limit", f"stopped after {rec.steps} steps (step_limit={step_limit}); "
-                           f"an endless loop or a launch too large for the emulator")
+                           f"an endless loop or a launch too large for the emulator", "steps")
+            if work_limit is not None and rec.work_ns >= work_limit:
+                raise Stop("step-limit", f"stopped after {rec.steps} steps, {rec.work_ns / 1e9:.2f} modelled seconds "
+                           f"of work (the limit is {work_limit / 1e9:.2f})", "work")
+            if cpu_deadline is not None and rec.steps % CPU_CHECK_STEPS == 0 and time.process_time() >= cpu_deadline:
+                # The backstop for a launch whose real cost the work model underestimates badly.
+                raise Stop("step-limit", f"stopped after {rec.steps} steps at its CPU-time limit", "cpu")
             d = np.maximum(self.depth - 1, 0)
             tp = np.where(runnable, self.spc[self._ar, d], _NOPC)
             pc = int(tp.min())

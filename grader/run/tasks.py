@@ -16,7 +16,7 @@ from typing import Any, Mapping
 EXIT_FATAL = 3
 # How the message of a launch stopped at its budget ends (grader.run.child.launch_budget); the parent,
 # which sees how much the child printed, may put a likelier cause in its place (a printf flood).
-HANG_GUESS = ": an endless loop?"
+HANG_GUESS = ": it loops without end (an endless loop), or does far more work than it needs to"
 # A task's modules as messages name them.
 MODULE_NAMES = {"submission": "submission", "reference": "reference solution", "baseline": "library baseline"}
 

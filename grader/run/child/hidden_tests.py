@@ -91,12 +91,16 @@ class _Session:
         if self.hung:
             run.error = f"not run: an earlier launch ({self.hung}) did not finish"
             return run
+        earlier = self.budgets.stopped_at(sizes)
+        if earlier is not None:  # it did not finish at this size: the same verdict, at no cost
+            run.error = earlier.get("error") or "not run: an earlier launch did not finish"
+            return run
         if inputs is None:
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
         budget = self.budgets.for_sizes(sizes)  # the reference's cost at this size, measured before this launch
         with self.device.using():  # a share of the GPU per launch, as the runner holds one per launch
             done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
-                                 step_limit=budget.step_limit, seconds=budget.seconds)
+                                 step_limit=budget.step_limit, seconds=budget.seconds, work=budget.work)
             if not done.outcome.fatal:
                 # Zeroed before their memory is reused: in a batch's warm worker the next submission runs here.
                 getattr(self.device, "scrub", self.device.free)(list(done.buffers.values()))
@@ -104,6 +108,8 @@ class _Session:
         outcome = budget.explain(done.outcome)
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        if outcome.findings.get("status") == "step-limit":
+            self.budgets.hung[tuple(sorted(sizes.items()))] = {"error": outcome.error}
         run.update(done.contents)
         run.error = outcome.error
         return run

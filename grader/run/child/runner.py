@@ -172,7 +172,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     kernel = load_chain(device, modules[task.module], spec)
     launches = []
     for seed in task.seeds:
-        earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None
+        earlier = budgets.stopped_at(task.sizes) if task.module == "submission" else None
         if earlier is not None:
             # It already ran out of its budget at this size (another check's launch): spending the
             # budget again would only delay the verdict.
@@ -203,7 +203,8 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
     # release), not for the reference computed on the CPU below.
     with device.using():
         start = time.perf_counter()
-        launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
+        launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds,
+                                 work=budget.work)
         seconds = round(time.perf_counter() - start, 4)
         outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
         if not outcome.fatal:  # after a fatal error the context is gone: nothing to read or release
