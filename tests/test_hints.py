@@ -117,14 +117,16 @@ def test_the_histogram_hints_follow_the_facts():
 
 # --- correctness names the cause ----------------------------------------------------------------------
 
-def test_an_out_of_bounds_read_is_named_under_correctness_and_gated_memory_safety(tmp_path):
+def test_an_out_of_bounds_read_is_named_under_correctness_and_fails_memory_safety(tmp_path):
     tests, report = _grade(tmp_path, "reduction", DATA / "reduction_reads_before_x.cu")
     out = tests["Correctness"].output
     assert "What the emulator saw that explains it" in out
     assert "out of bounds read of global memory at reduction_reads_before_x.cu:8" in out
     assert "12 bytes before the start of" in out and "buffer x" in out
     mem = tests["Memory safety"]
-    assert mem.extra.get("gated") and "For information (not scored yet)" in mem.output and mem.extra["findings"]
+    # right at no size, so memory safety could not pass; the read it saw fails it outright
+    assert not mem.passed and not mem.extra.get("gated") and "Unsafe memory accesses" in mem.output
+    assert "reduction_reads_before_x.cu:8" in mem.output and mem.extra["findings"]
     # The HTML page lists the read once, though two checks report it.
     page = submission_page.build(results.to_json(report), (DATA / "reduction_reads_before_x.cu").read_text())
     assert len(page.findings) == 1 and page.findings[0].lines == (8,)

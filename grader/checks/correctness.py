@@ -51,9 +51,13 @@ class CorrectnessCheck:
         if racy:
             # What a racing kernel computes depends on thread timing: the sizes it got right here may
             # be wrong at the next grading. The same file must get the same score, so none count.
-            right = f"It was right at {passed} of {total} sizes this time" if passed else "It was wrong at every size"
-            text = (f"{right}, but it has a race (see {RACE_NAME}), so its results depend on thread timing and no "
-                    "correctness points are given until the race is fixed:\n" + "\n".join(f"- {r}" for r in racy[:3]))
+            if passed:
+                text = (f"It was right at {passed} of {total} sizes this time, but it has a race (see {RACE_NAME}), so "
+                        "its results depend on thread timing and no correctness points are given until the race is "
+                        "fixed:\n")
+            else:
+                text = f"Wrong at every size. It also has a race (see {RACE_NAME}), which may be the cause:\n"
+            text += "\n".join(f"- {r}" for r in racy[:3])
             if problems:
                 text += "\n" + "\n".join(f"- {p}" for p in problems)
             other = [c.text for c in gather(ctx).causes if c.fact in ("out_of_bounds", "uninit_read")][:MAX_CAUSES]

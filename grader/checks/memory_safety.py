@@ -2,7 +2,6 @@
 uninitialised-shared-memory findings (emulator), compute-sanitizer memcheck where present."""
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Sequence
 
 from ..results import TestResult
@@ -30,15 +29,18 @@ class MemorySafetyCheck:
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
+        # The gate withholds a pass from a kernel that is right nowhere (it would earn these points for
+        # doing nothing); a definite finding fails the check either way, and says so plainly.
         gated = gate(ctx, NAME, conf, need_all=False)
-        if gated:
-            return [_with_emu_findings(ctx, gated)]
         problems: list[str] = []
-        problems += _launch_problems(ctx, conf)
+        if not gated:
+            problems += _launch_problems(ctx, conf)
         if ctx.emu_available:
             problems += memory_messages(ctx)
         small = conf.emu_size or conf.size
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
+        if gated and not problems:
+            return [gated]
         if problems:
             found = memory_findings(ctx) if ctx.emu_available else []  # by source line, for the HTML report
             return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems),
@@ -83,16 +85,3 @@ def _launch_problems(ctx: Context, conf: CheckSpec) -> list[str]:
                     seen.add(("fault", error))
                     out.append(f"{sizes_text(task.sizes)}: {error}")
     return out
-
-
-def _with_emu_findings(ctx: Context, gated: TestResult) -> TestResult:
-    """A gated (not graded) verdict with what the emulator saw anyway, as information: an
-    out-of-bounds read is often why no size is right yet, and the student should see it here too."""
-    if not ctx.emu_available:
-        return gated
-    seen = memory_messages(ctx)
-    if not seen:
-        return gated
-    text = gated.output + "\nFor information (not scored yet), the emulator saw:\n" + bullet(seen)
-    found = memory_findings(ctx)
-    return replace(gated, output=text, extra={**gated.extra, **({"findings": found} if found else {})})
