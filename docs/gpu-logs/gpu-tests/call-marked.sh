@@ -5,7 +5,7 @@
 set -u
 source docs/gpu-logs/setup.sh
 {
-  git log --oneline -1 2>/dev/null || true
+  echo "tree: $(cat .tree-commit 2>/dev/null)"
   echo '$ python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_hostile.py tests/test_launch_budget.py tests/test_staff_faults.py tests/test_hints.py tests/emu/test_ptx_corpus_gpu.py -rs --durations=10'
   timeout 330 python3 -m pytest -q -p no:cacheprovider -m gpu tests/test_hostile.py tests/test_launch_budget.py \
       tests/test_staff_faults.py tests/test_hints.py tests/emu/test_ptx_corpus_gpu.py -rs --durations=10

@@ -4,7 +4,7 @@
 set -u
 source docs/gpu-logs/setup.sh
 {
-  git log --oneline -1 2>/dev/null || true
+  echo "tree: $(cat .tree-commit 2>/dev/null)"
   echo '$ python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu -rs --durations=10'
   timeout 560 python3 -m pytest -q -p no:cacheprovider -m gpu tests/gpu -rs --durations=10
 } 2>&1 | tee "$OUT/tests-gpu.log"

@@ -81,7 +81,9 @@ class _Session:
 
         self.kernel = load_chain(self.device, job["module"], self.exercise.spec)
         self.hung = ""  # set when a GPU kernel was left running: the device cannot be used again
-        self.broken = False  # set when a launch left the CUDA context unusable (a warm worker must end)
+        # the error of the launch that left the CUDA context unusable ("" while it is usable): later
+        # launches report it instead of raising, and a warm worker must end
+        self.broken = ""
 
     def launch(self, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0) -> KernelRun:
         from .launch import launch_kernel
@@ -90,6 +92,9 @@ class _Session:
         run = KernelRun()
         if self.hung:
             run.error = f"not run: an earlier launch ({self.hung}) did not finish"
+            return run
+        if self.broken:  # an earlier launch's fault left the CUDA context unusable: the kernel's doing
+            run.error = f"not run: an earlier launch failed and left the GPU unusable ({self.broken})"
             return run
         earlier = self.budgets.stopped_at(sizes)
         if earlier is not None:  # it did not finish at this size: the same verdict, at no cost
@@ -104,8 +109,9 @@ class _Session:
             if not done.outcome.fatal:
                 # Zeroed before their memory is reused: in a batch's warm worker the next submission runs here.
                 getattr(self.device, "scrub", self.device.free)(list(done.buffers.values()))
-        self.broken = self.broken or done.outcome.fatal
         outcome = budget.explain(done.outcome)
+        if done.outcome.fatal and not self.broken:
+            self.broken = outcome.error or "a fatal CUDA error"
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
         if outcome.findings.get("status") == "step-limit":
@@ -166,6 +172,10 @@ def pytest_runtest_makereport(item, call):
     if excinfo is None or report.outcome == "skipped":
         return
     if excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return
+    if _SESSION and _SESSION[0].broken:
+        # The student's kernel broke the CUDA context; whatever the test raised after that (a CUDA
+        # error from CuPy, most often) is the kernel's failure, not the exercise's.
         return
     import traceback
 
