@@ -37,6 +37,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
 
+from .rlimits import ResourceLimits, limit_setter
+
 VARIABLE = "KERNEL_GRADER_FORK_SERVER"  # the socket of the server a child may fork through
 # The commands a server may run: the grader's own children. Nothing else (a wrapper like ncu, a
 # student's Python module) goes through it.
@@ -123,7 +125,7 @@ class ForkedProcess:
                 pass
 
 
-def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, limits: Any) -> ForkedProcess:
+def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, limits: ResourceLimits) -> ForkedProcess:
     """Have the server at `address` fork `argv` (see forkable()); OSError when it cannot (it is gone)."""
     module = forkable(argv)
     if module is None:
@@ -454,9 +456,7 @@ def _become(request: Mapping[str, Any], fds: Sequence[int], started: int, close:
             os.dup2(fd, target)
         for fd in fds:
             os.close(fd)
-        from .sandbox import ResourceLimits, _limit_setter
-
-        _limit_setter(ResourceLimits(**request["limits"]))()
+        limit_setter(ResourceLimits(**request["limits"]))()
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update({k: v for k, v in request["env"].items() if k != VARIABLE or request["module"] == "grader"})
