@@ -13,7 +13,7 @@ rlimits, the same time limit and capped output (the requesting side's grader.run
 pipes and kills the child's group at the deadline), and it starts from the server's state, which
 only ever imported modules and never ran a grading: nothing of one submission can reach the next.
 The server itself runs no student code and no grading; a grading that hangs or crashes is charged
-to itself, and the batch kills and replaces the server it used (grader.staff.batch).
+to itself, and the batch kills and replaces the server it used (grader.staff.batch.local).
 
 Server:  python -m grader.run.parent.fork_server SOCKET   (prints "ready" once listening; exits at EOF on stdin;
          compile children come from a second server on SOCKET.compile that loaded only NVRTC)
@@ -203,7 +203,7 @@ def _send_message(conn: socket.socket, message: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The server as its owner sees it (grader.staff.batch)
+# The server as its owner sees it (grader.staff.batch.local.WarmSlot)
 
 class ForkServer:
     """One running server: start() it, hand children its `address` (in $KERNEL_GRADER_FORK_SERVER),

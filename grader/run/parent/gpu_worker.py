@@ -15,8 +15,8 @@ worker, and a job that breaks the context ends the worker; either way only that 
 says so, and the slot starts a fresh worker for the next grading. Jobs under ncu or a sanitizer,
 and anything a grading must restart, run in ordinary children as before.
 
-    batch (grader.staff.batch.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
-    grading (grader.run.parent.supervisor)  run_job(): hands a job over, waits, returns a ChildRun
+    batch (grader.staff.batch.local.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
+    grading (grader.run.parent.supervisor)      run_job(): hands a job over, waits, returns a ChildRun
     worker (grader.run.child.warm_worker FOLDER gpu)
 
 The folder named by $KERNEL_GRADER_GPU_WORKER (or $KERNEL_GRADER_GPU_TEST_WORKER) holds `pid` and `ready` (the worker's pid once its
