@@ -20,6 +20,10 @@ Server:  python -m grader.run.parent.fork_server SOCKET   (prints "ready" once l
 Client:  sandbox.start_child() forks through the server named by $KERNEL_GRADER_FORK_SERVER when
          the command is one of FORKABLE (spawn()); anything else, or a server that is gone, is an
          ordinary subprocess as before.
+
+Over 400 lines as one module because its three parts (the client's spawn(), the owner's ForkServer,
+the server's loop and its forked child) speak one private protocol over the socket (framed JSON and
+passed file descriptors) that changes in all three at once.
 """
 from __future__ import annotations
 
