@@ -31,8 +31,8 @@ EXPECTED = (
                "grader.pyexercise.grade"}),
     frozenset({"grader.run.parent.gpu_worker", "grader.run.parent.supervisor"}),
     # The emulator's machine and its op tables (one unit, split for size; issue 32 lets them stay one).
-    # The jail's launcher and its layers.
     frozenset({"grader.emu.machine", "grader.emu.ops_async", "grader.emu.ops_control", "grader.emu.ops_warp"}),
+    # The jail's launcher and its layers.
     frozenset({"grader.run.jail.launch", "grader.run.jail.layers"}),
 )
 
@@ -135,6 +135,13 @@ def test_the_graph_reads_lazy_relative_and_absolute_imports():
     assert "grader.run.parent.fork_server" in graph["grader.run.parent.sandbox"]   # from . import fork_server
     assert "grader.staff.batch.ray" in graph["grader.staff.batch.run"]             # lazy, inside a function
     assert "grader.api" in graph["grader.cli.commands"]
+
+
+def test_imports_under_type_checking_are_left_out_and_the_rest_are_read():
+    source = ("import a\nfrom b import c\nif TYPE_CHECKING:\n    import never_run\nelse:\n    import d\n"
+              "def f():\n    from . import e\n")
+    read = [alias.name for node in _imports(ast.parse(source)) for alias in node.names]
+    assert read == ["a", "c", "d", "e"]
 
 
 def test_the_circle_finder_finds_a_ring_and_ignores_a_chain():
