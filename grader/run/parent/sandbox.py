@@ -21,7 +21,7 @@ from typing import IO, Any, Sequence
 
 from . import fork_server, reaper
 from .rlimits import ResourceLimits, limit_setter
-from .tags import TAG_VARIABLE, kill_tagged, uptime  # noqa: F401 - imported from here too (api, isolated)
+from .tags import TAG_VARIABLE, kill_tagged
 
 KILL_GRACE_SECONDS = 2.0
 DEFAULT_OUTPUT_CAP = 64 * 1024

@@ -24,8 +24,9 @@ from ...run.parent.fork_server import ForkServer
 from ...run.parent.gpu_worker import TESTS_VARIABLE as GPU_TEST_WORKER_VARIABLE
 from ...run.parent.gpu_worker import VARIABLE as GPU_WORKER_VARIABLE
 from ...run.parent.gpu_worker import GpuWorker
-from ...run.parent.isolated import TAG_VARIABLE, Graded, grade_in_child, kill_tagged
+from ...run.parent.isolated import Graded, grade_in_child
 from ...run.parent.profile_broker import DEFAULT_LINGER_S, Brokers, start_brokers
+from ...run.parent.tags import TAG_VARIABLE, kill_tagged
 from ...tools import find_tools
 from .executor import BatchContext, OnDone, Outcome
 from .intake import Entry

@@ -39,7 +39,8 @@ from ...errors import UsageError
 from ...exercise import Exercise
 from ...exercise import load as load_exercise
 from ...run.parent import math_threads
-from ...run.parent.isolated import Graded, grade_in_child, kill_tagged
+from ...run.parent.isolated import Graded, grade_in_child
+from ...run.parent.tags import kill_tagged
 from ...ungraded import ungraded_document
 from .executor import BatchContext, OnDone
 from .intake import Entry

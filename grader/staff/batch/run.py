@@ -21,7 +21,7 @@ from ...errors import UsageError
 from ...exercise import Exercise
 from ...report.page_stream import PageStream, prepare as prepare_pages
 from ...run.parent import math_threads, reaper
-from ...run.parent.isolated import kill_tagged
+from ...run.parent.tags import kill_tagged
 from .executor import BatchContext, Executor, Outcome
 from .intake import Entry, collect
 from .local import local_executor
