@@ -23,6 +23,7 @@ from . import exercise as exercise_module
 from . import notebook as notebook_module
 from . import submission as submission_module
 from .checks import NAMES, REGISTRY, Context
+from .checks.base import harness_fault
 from .checks.correctness import case_problem
 from .checks.counters import NCU_STAGE, ncu_prestart
 from .checks.hidden import NAME as HIDDEN_NAME
@@ -236,6 +237,16 @@ def _compile_and_check(exercise: Exercise, sub, where: notebook_module.SourceMap
         ctx.planned = dict(sorted(ctx.planned.items(), key=lambda item: item[1].kind == "time"))
         _release_gpu_when_idle(ctx)
         output = _run_planned(ctx)
+        fault = harness_fault(ctx)
+        if fault is not None:
+            # The exercise's own code raised: no launch can be judged, so nothing is scored for the
+            # student (every check's points leave the denominator) and `grade` exits 1.
+            for stage in list(ctx.background):
+                ctx.abandon(stage)
+            skipped = every_check_not_run(spec, order, fault.reason, grader_fault=True, detail=fault.detail)
+            notes.append(f"Not graded: the exercise's own code failed ({fault.where}), so no check could be judged and "
+                         "nothing was counted against you. The course staff need to fix the exercise; then grade again.")
+            return report(tests, skipped, sha=sub.sha256, output=output)
         beyond = _beyond_emulator(ctx) if backend == "emu" else None
         if beyond:
             # Not the student's fault and not a verdict: every check is listed as not run, none passed.
@@ -297,6 +308,14 @@ def _run_planned(ctx: Context) -> str:
             # own step budget (about 15 s on an H200's host for level2's hostile spinners).
             stops["emu"].set()
         stages = [f.result() for f in futures.values()]
+    if "gpu" in futures:
+        # Every child still running (ncu, the hidden tests) ends by a deadline derived from what the
+        # submission's own launches took, not at the run limit.
+        from .run.parent.supervisor import grading_deadline
+
+        ctx.launches_done = time.monotonic()
+        derived = grading_deadline(futures["gpu"].result(), ctx.launches_done)
+        ctx.deadline = derived if ctx.deadline is None else min(ctx.deadline, derived)
     printed = []
     for stage in stages:
         ctx.results.update(stage.results)
@@ -373,14 +392,15 @@ def grader_broken(spec: Spec, problem: str) -> tuple[list[TestResult], list[NotR
 
 
 def every_check_not_run(spec: Spec, categories: Sequence[str], reason: str, *, policy: str | None = None,
-                        grader_fault: bool = False) -> list[NotRun]:
+                        grader_fault: bool = False, detail: str = "") -> list[NotRun]:
     """The checks of `categories`, and the hidden tests, listed as not run for one reason, each with
-    its points and the exercise's policy for them (or `policy` in its place)."""
-    skipped = [NotRun(NAMES[c], c, reason, spec.checks[c].points, policy or spec.checks[c].if_not_run, grader_fault)
+    its points and the exercise's policy for them (or `policy` in its place); `detail` is for staff
+    only (results.NotRun)."""
+    skipped = [NotRun(NAMES[c], c, reason, spec.checks[c].points, policy or spec.checks[c].if_not_run, grader_fault, detail)
                for c in categories]
     if spec.hidden_tests:
         h = spec.hidden_tests
-        skipped.append(NotRun(HIDDEN_NAME, h.category, reason, h.points, policy or h.if_not_run, grader_fault))
+        skipped.append(NotRun(HIDDEN_NAME, h.category, reason, h.points, policy or h.if_not_run, grader_fault, detail))
     return skipped
 
 

@@ -70,6 +70,10 @@ def load(root: Path) -> Exercise:
         return Exercise(root=root, spec=spec)
     if not (root / "harness.py").is_file():
         raise SpecError(f"{root}: missing harness.py (it defines reference(inputs, sizes))")
+    if spec.hidden_tests is not None and spec.hidden_tests.points > 0 and not any((root / "tests").glob("test_*.py")):
+        # Otherwise every kernel would collect these points for tests that do not exist.
+        raise SpecError(f"{root / 'spec.toml'}: [hidden_tests] gives {spec.hidden_tests.points:g} points but "
+                        f"{root / 'tests'} holds no test_*.py file; add the tests, or remove [hidden_tests]")
     return Exercise(root=root, spec=spec)
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
+from decimal import ROUND_HALF_UP, Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -47,8 +48,10 @@ class NotRun:
     """A check that did not run here: listed, never counted as passed.
 
     Either it cannot run on this backend (timing without a GPU), or a tool of the grader's own is
-    missing or broken (`grader_fault`: pytest, CuPy, NVRTC, ncu): never the student's doing. Its
-    `points` are handled by `policy`; a grader fault's points always leave the denominator.
+    missing or broken, or the exercise's own code raised (`grader_fault`: pytest, CuPy, NVRTC, ncu,
+    harness.py): never the student's doing. Its `points` are handled by `policy`; a grader fault's
+    points always leave the denominator. `detail` (a traceback) is for course staff only: it goes to
+    the JSON's extra_data and to stderr, never into the output a student reads.
     """
 
     name: str
@@ -57,6 +60,7 @@ class NotRun:
     points: float = 0.0
     policy: str = "exclude"
     grader_fault: bool = False
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -113,11 +117,11 @@ class Report:
 
     def score_line(self) -> str:
         """`score: 100 / 100 (performance not run here: needs a GPU)`: the score and why it is scaled."""
-        text = f"score: {self.score:g} / {self.max_score:g}"
+        text = f"score: {points_text(self.score, min_decimals=0)} / {points_text(self.max_score, min_decimals=0)}"
         if self.excluded:
             # The reason's first clause is enough here; the SKIP line and the JSON carry all of it.
             why = "; ".join(f"{n.name.lower()} not run here: {n.reason.split(' (')[0]}" for n in self.excluded)
-            text += f" ({why}; {self.raw_score:g} of the {self.raw_max:g} points that could run, scaled)"
+            text += f" ({why}; {points_text(self.raw_score, min_decimals=0)} of the {points_text(self.raw_max, min_decimals=0)} points that could run, scaled)"
         return text
 
 
@@ -151,7 +155,8 @@ def to_json(report: Report) -> dict[str, Any]:
             "submission_sha256": report.sha256, "seeds": dict(report.seeds),
             "raw_score": report.raw_score, "raw_max_score": report.raw_max,
             "not_run": [{"name": n.name, "category": n.category, "reason": n.reason, "points": n.points,
-                         "policy": n.policy, "grader_fault": n.grader_fault} for n in report.not_run],
+                         "policy": n.policy, "grader_fault": n.grader_fault, **({"detail": n.detail} if n.detail else {})}
+                        for n in report.not_run],
             "stages": [{"name": st.name, "start": st.start, "seconds": st.seconds} for st in report.stages],
         },
     }
@@ -195,6 +200,20 @@ def inert(text: str) -> str:
     return "".join(ch if ch.isprintable() or ch in "\n\t" else "?" for ch in text)
 
 
+def points_text(value: float, *, min_decimals: int = 1) -> str:
+    """Points as a person reads them: at most two decimals, halves rounded up, trailing zeros
+    trimmed down to ``min_decimals`` (1.25 prints as 1.25, 40 as 40.0, 13.333 as 13.33).
+
+    Python's own formatting rounds the binary value half to even, so ``f"{1.25:.1f}"`` is "1.2":
+    a student adding up the lines would find points missing.
+    """
+    value = float(value) + 0.0  # -0.0 reads as 0
+    text = str(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    whole, _, frac = text.partition(".")
+    frac = frac.rstrip("0").ljust(min_decimals, "0")
+    return f"{whole}.{frac}" if frac else whole
+
+
 def summary_lines(report: Report, *, color: bool = False) -> Sequence[str]:
     """The human summary: one line per test with its verdict, then what to fix.
 
@@ -207,7 +226,7 @@ def summary_lines(report: Report, *, color: bool = False) -> Sequence[str]:
     out = [inert(f"{report.exercise} - {report.submission} - backend {report.backend} ({report.device})")]
     for t in report.tests:
         mark = paint("PASS", "32") if t.passed else paint("FAIL", "31")
-        out.append(f"  {mark}  {inert(t.name):<34} {t.score:>6.1f} / {t.max_score:<5g} [{inert(t.category)}]")
+        out.append(f"  {mark}  {inert(t.name):<34} {points_text(t.score):>6} / {points_text(t.max_score, min_decimals=0):<5} [{inert(t.category)}]")
         if not t.passed and t.output:
             out.extend(f"          {line}" for line in inert(t.output).splitlines())
     for n in report.not_run:

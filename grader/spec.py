@@ -24,6 +24,34 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+# The facts about a submission that a hint's `when` and `unless` may name (grader.checks.evidence
+# computes them): what its PTX contains, and what its run showed.
+HINT_FACTS: Mapping[str, str] = {
+    "atomics": "the PTX has an atomic (atom or red) on any memory",
+    "global_atomics": "the PTX has an atomic on global memory",
+    "shared_atomics": "the PTX has an atomic on shared memory",
+    "shared_memory": "the kernel uses shared memory",
+    "tile_2d": "the source declares a two-dimensional __shared__ array",
+    "barriers": "the PTX has a block barrier (__syncthreads)",
+    "max_reduction": "the PTX takes a floating-point maximum (fmaxf, max)",
+    "max_subtracted": "the PTX takes a floating-point maximum and subtracts floats (softmax's x - max before expf)",
+    "exp": "the PTX computes an exponential (ex2: expf, __expf, exp2f)",
+    "never_written": "at a failing size, some output elements were never written",
+    "written_wrong": "at a failing size, some elements the kernel wrote are wrong",
+    "nan_written": "the kernel wrote NaN or inf into an output",
+    "ragged": "only the sizes where one size variable is not a multiple of the block's width fail",
+    "above_one_block": "only sizes larger than one block fail",
+    "odd": "only the sizes where one size variable is odd fail",
+    "all_sizes": "every size fails",
+    "second_launch": "a size was right at its first launch and wrong at the second",
+    "out_of_bounds": "the emulator saw an out-of-bounds or misaligned access",
+    "uninit_read": "the emulator saw a read of shared memory that no thread wrote",
+    "early_output_read": "the kernel read an output element before writing it",
+    "race": "the emulator saw a race or a barrier error",
+    "bank_conflicts": "a shared-memory access line averages twice the wavefronts its access width needs, or more",
+}
+HINT_SITUATIONS = ("fails", "ragged")
+
 CATEGORIES = ("compile", "correctness", "memory-safety", "race", "traffic", "bank-conflicts", "performance")
 
 # How each C parameter type reaches the kernel: NumPy dtype of the pointee or value, and whether it
@@ -204,8 +232,46 @@ class CheckSpec:
     # denominator (the default), "award" them, or count them as "zero" (results.NOT_RUN_POLICIES).
     if_not_run: str = "exclude"
     # Advice the exercise gives when the check fails, by situation: "fails" (any failure) and, for
-    # correctness, "ragged" (only sizes that are not a multiple of the block's width fail).
-    hints: Mapping[str, str] = field(default_factory=dict)
+    # correctness, "ragged" (only sizes that are not a multiple of the block's width fail); each
+    # hint shows only where the submission's facts meet its `when` and `unless`.
+    hints: Mapping[str, tuple[Hint, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """One piece of an exercise's advice and the facts it is for (names of HINT_FACTS): shown only
+    where every `when` fact holds and no `unless` fact does. A remedy for one cause given to a
+    kernel that has another (atomicAdd advice to a kernel that already uses it) misleads."""
+
+    text: str
+    when: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+
+    def applies(self, facts: frozenset[str] | set[str]) -> bool:
+        """Whether the submission's facts call for this hint."""
+        return all(f in facts for f in self.when) and not any(f in facts for f in self.unless)
+
+
+def parse_hints(raw: Mapping[str, Any], where: str) -> dict[str, tuple[Hint, ...]]:
+    """A check's `hints` table: per situation a plain string (always shown in that situation), a
+    table {text, when, unless}, or a list of either. Unknown facts are a SpecError."""
+    out: dict[str, tuple[Hint, ...]] = {}
+    for situation, value in raw.items():
+        items = value if isinstance(value, list) else [value]
+        hints = []
+        for i, item in enumerate(items):
+            at = f"{where}.{situation}" + (f".{i}" if isinstance(value, list) else "")
+            if isinstance(item, str):
+                hints.append(Hint(item))
+                continue
+            for key in ("when", "unless"):
+                unknown = [f for f in item.get(key, ()) if f not in HINT_FACTS]
+                if unknown:
+                    raise SpecError(f"{at}.{key}: unknown fact {', '.join(map(repr, unknown))} "
+                                    f"(known: {', '.join(HINT_FACTS)})")
+            hints.append(Hint(str(item["text"]), tuple(item.get("when", ())), tuple(item.get("unless", ()))))
+        out[str(situation)] = tuple(hints)
+    return out
 
 
 @dataclass(frozen=True)
@@ -392,6 +458,8 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
             # apart from other races in its report: the check would fail what the spec allows.
             raise SpecError(f"{source}: field checks.race.warp_synchronous: \"allow\" cannot be combined with "
                             "sanitizer = \"always\" (compute-sanitizer racecheck reports the warp-synchronous idiom as a race)")
+        if "hints" in c:
+            c["hints"] = parse_hints(c["hints"], f"{source}: field checks.{category}.hints")
         checks[category] = CheckSpec(category=category, **c)
     limits_raw = dict(raw.get("limits", {}))
     if "allowed_includes" in limits_raw:
@@ -399,6 +467,8 @@ def _build(raw: Mapping[str, Any], source: str) -> Spec:
     hidden_tests = None
     if "hidden_tests" in raw:
         h = dict(raw["hidden_tests"])
+        if "hints" in h:
+            h["hints"] = parse_hints(h["hints"], f"{source}: field hidden_tests.hints")
         hidden_tests = CheckSpec(category=h.pop("category", "correctness"), **h)
     spec = Spec(
         id=raw["id"], title=raw["title"], sizes=sizes, kernel=kernel, tolerance=tolerance,

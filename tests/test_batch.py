@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -460,7 +461,7 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
         assert status[student] == want, (student, status[student])
     assert set(status.values()) <= set(STATUSES)
     hang = json.loads((out / "results" / "hang.json").read_text())
-    assert "did not finish within 50 times the reference" in json.dumps(hang["tests"])
+    assert re.search(r"did not finish within [\d,]+ times the reference", json.dumps(hang["tests"]))
     for student in students:
         doc = json.loads((out / "results" / f"{student}.json").read_text())
         validate(doc)

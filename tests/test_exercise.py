@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from grader.exercise import Harness, load
+from grader.staff import conventions
+from grader.staff.conventions import DeviceArray
 
 ROOT = Path(__file__).resolve().parent.parent
 # NumPy standing in for CuPy: the same calls reference_on_device makes (CuPy's asnumpy downloads).
@@ -58,80 +60,29 @@ def test_a_harness_that_cannot_run_on_the_gpu_is_computed_on_the_cpu():
     assert case.inputs is inputs and case.magnitude["C"].shape == (9, 9)
 
 
-class _DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):
-    """An array that behaves as CuPy's does in the respect that matters to a harness: NumPy hands its
-    operators and functions on it back to it, and it refuses to be converted to a NumPy array
-    implicitly (np.ascontiguousarray(x), np.array([x[0] + 1]) raise TypeError, as with CuPy)."""
-
-    def __init__(self, data: np.ndarray) -> None:
-        self._data = data
-
-    def __array__(self, *args, **kwargs):
-        raise TypeError("Implicit conversion to a NumPy array is not allowed")
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return _wrap(getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs)))
-
-    def __array_function__(self, func, types, args, kwargs):
-        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
-
-    def __getattr__(self, name):
-        if name.startswith("__"):  # no __array_interface__ and the like: NumPy must not see through it
-            raise AttributeError(name)
-        attr = getattr(self._data, name)
-        return (lambda *a, **k: _wrap(attr(*_unwrap(a), **_unwrap(k)))) if callable(attr) else _wrap(attr)
-
-    def __getitem__(self, key):
-        return _wrap(self._data[_unwrap(key)])
-
-    def __float__(self) -> float:  # CuPy reads a one-element array back for float()
-        return float(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
-def _wrap(value):
-    # CuPy gives 0-d arrays where NumPy gives scalars (x[0], x.sum()): so does the stand-in.
-    if isinstance(value, np.generic):
-        return _DeviceArray(np.asarray(value))
-    return _DeviceArray(value) if isinstance(value, np.ndarray) else value
-
-
-def _unwrap(value):
-    if isinstance(value, _DeviceArray):
-        return value._data
-    if isinstance(value, (list, tuple)):
-        return type(value)(_unwrap(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _unwrap(v) for k, v in value.items()}
-    return value
-
-
-# A stand-in for CuPy on the CPU: what reference_on_device uses of it, on arrays that refuse NumPy.
-STRICT_CUPY = types.SimpleNamespace(asarray=lambda v, dtype=None: _DeviceArray(np.array(_unwrap(v), dtype=dtype)),
-                                    float64=np.float64, abs=lambda v: _wrap(np.abs(_unwrap(v))),
-                                    asnumpy=lambda v: np.asarray(_unwrap(v)))
-
-
 def test_every_timed_exercise_s_harness_runs_on_arrays_that_refuse_numpy():
     """The timing computes its float64 reference with the harness's own code on CuPy arrays (milliseconds
     on the GPU, against up to seconds of CPU); a harness that converts to NumPy falls back to the CPU.
     Each course exercise's harness runs on the stand-in and gives exactly the CPU's values (the GPU's
-    own float64 sums may differ in the last bits: tests/gpu/test_timing.py compares those)."""
+    own float64 sums may differ in the last bits: tests/gpu/test_timing.py compares those); `grade
+    validate` holds a course's own exercise to the same convention (grader.staff.conventions)."""
     with contextlib.suppress(TypeError):
-        np.ascontiguousarray(_DeviceArray(np.ones(2)))
+        np.ascontiguousarray(DeviceArray(np.ones(2)))
         raise AssertionError("the stand-in must refuse conversion, as CuPy does")
     for exercise in sorted(ROOT.glob("exercises/*/spec.toml")):
         loaded = load(exercise.parent)
-        if loaded.kind == "python" or "performance" not in loaded.spec.checks:
-            continue
-        sizes = dict(loaded.spec.cases_for("emu")[-1])
-        harness = Harness(loaded)
-        inputs = harness.make_inputs(sizes, np.random.default_rng(11))
-        want = harness.reference(inputs, sizes)
-        got, magnitude = harness.reference_on_device(STRICT_CUPY, inputs, sizes)
-        for name in want:
-            assert np.array_equal(got[name], want[name]), (loaded.id, name)
-            assert got[name].flags.c_contiguous and want[name].flags.c_contiguous, (loaded.id, name)
-            assert np.array_equal(magnitude[name], harness.magnitude(inputs, sizes, want)[name]), (loaded.id, name)
+        assert conventions.harness_on_device(loaded) == [], loaded.id
+
+
+def test_a_harness_that_converts_to_numpy_breaks_the_convention(tmp_path):
+    import shutil
+
+    folder = tmp_path / "exercises" / "vector_add"
+    shutil.copytree(ROOT / "exercises" / "vector_add", folder)
+    (folder / "harness.py").write_text((folder / "harness.py").read_text() + """
+
+def magnitude(inputs, sizes):
+    return {"out": np.ascontiguousarray(abs(inputs["x"]) + abs(inputs["y"]), dtype=np.float64)}
+""")
+    problems = conventions.harness_on_device(load(folder))
+    assert len(problems) == 1 and "does not run on CuPy arrays" in problems[0]

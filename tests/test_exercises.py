@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.staff.validate import read_expectation, validate
+from grader.exercise import load
+from grader.staff import conventions
+from grader.staff.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml"))
@@ -21,12 +23,26 @@ def test_exercise_validates_on_the_emulator(exercise):
 
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_each_exercise_has_a_corpus_with_an_edge_size_bug(exercise):
-    wrong = sorted((ROOT / "reference" / exercise / "wrong").glob("*.cu")) + sorted((ROOT / "reference" / exercise / "wrong").glob("*.py"))
-    assert len(wrong) >= 5
-    headers = [read_expectation(p) for p in wrong]
-    assert all(h is not None for h in headers)
-    # At least one bug that only shows when the size is not a multiple of the block or tile.
-    assert any("multiple" in p.read_text()[:600] or "% " in p.read_text()[:600] for p in wrong)
+    # At least five wrong files with headers, one a bug that only shows when the size is not a
+    # multiple of the block or tile (grader.staff.conventions; `grade validate` checks it too).
+    assert conventions.corpus(load(ROOT / "exercises" / exercise)) == []
+
+
+def test_a_corpus_without_an_edge_size_bug_breaks_the_convention(tmp_path):
+    import shutil
+
+    shutil.copytree(ROOT / "exercises" / "vector_add", tmp_path / "exercises" / "vector_add")
+    wrong = tmp_path / "reference" / "vector_add" / "wrong"
+    shutil.copytree(ROOT / "reference" / "vector_add", wrong.parent)
+    for path in wrong.glob("*.cu"):
+        path.write_text(path.read_text().replace("multiple", "m-ultiple").replace("% ", "mod "))
+    (wrong / "wrong_op.cu").write_text("// no header here\n")
+    problems = conventions.corpus(load(tmp_path / "exercises" / "vector_add"))
+    assert any("wrong_op.cu has no `expect:` line" in p for p in problems)
+    assert any("no wrong file is an edge-size bug" in p for p in problems)
+    for path in list(wrong.glob("*.cu"))[4:]:
+        path.unlink()
+    assert any("at least 5 are needed" in p for p in conventions.corpus(load(tmp_path / "exercises" / "vector_add")))
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)

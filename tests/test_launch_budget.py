@@ -13,7 +13,8 @@ from grader import api
 from grader.backends.base import LaunchOutcome
 from grader.compile import compile_source
 from grader.exercise import Harness, load
-from grader.run.child.launch_budget import STEP_FLOOR, STEP_SLACK, Budget, Budgets
+from grader.run.child.launch_budget import (AFTER_STOP_CEILING_S, AFTER_STOP_FLOOR_S, EMU_CPU_SECONDS, WORK_CEILING_S,
+                                            WORK_FLOOR_S, WORK_SLACK, Budget, Budgets, work_ns)
 from grader.run.parent.supervisor import TaskSupervisor
 from grader.run.tasks import Task
 
@@ -77,13 +78,15 @@ def test_without_a_reference_the_spec_limits_apply():
     assert budgets.for_sizes({"N": 17}).seconds is None
 
 
-def test_emulator_budget_is_a_multiple_of_the_reference_steps_with_a_floor_and_the_spec_ceiling(tmp_path, monkeypatch):
+def test_emulator_budget_is_a_multiple_of_the_reference_work_with_a_floor_and_a_ceiling(tmp_path, monkeypatch):
     exercise = load(LEVEL2)
     ptx = _modules(tmp_path, {"reference": REFERENCE}, "emu")["reference"]
     budgets = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
-    steps = budgets.reference_cost({"N": 33})
-    assert steps and steps > 50  # a few hundred grid-wide steps for three tiles
-    assert budgets.for_sizes({"N": 33}).step_limit == max(STEP_FLOOR, int(STEP_SLACK * steps))
+    work = budgets.reference_cost({"N": 33})
+    assert work and work > 1e6  # a few hundred grid-wide steps for three tiles: milliseconds of modelled work
+    budget = budgets.for_sizes({"N": 33})
+    assert budget.work == min(WORK_CEILING_S * 1e9, max(WORK_FLOOR_S * 1e9, WORK_SLACK * work))
+    assert budget.step_limit == 200_000 and budget.seconds == EMU_CPU_SECONDS  # the safety cap and the CPU backstop
     # Kept on disk: another child (the next grading of a batch) reads it instead of emulating the reference again.
     import grader.backends.emu as emu_backend
 
@@ -93,24 +96,61 @@ def test_emulator_budget_is_a_multiple_of_the_reference_steps_with_a_floor_and_t
 
     monkeypatch.setattr(emu_backend, "EmuDevice", NoEmulator)
     again = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=200_000)
-    assert again.reference_cost({"N": 33}) == steps
+    assert again.reference_cost({"N": 33}) == work
     monkeypatch.undo()
-    # A spec limit below the derived one stays the limit (staff can always lower it).
+    # A spec step limit stays a cap (staff can always lower it).
     low = Budgets(exercise.spec, Harness(exercise), "emu", ptx, step_limit=500)
-    assert low.for_sizes({"N": 33}) == Budget(500)
+    assert low.for_sizes({"N": 33}).step_limit == 500
     # A reference that cannot be measured (no such file) costs nothing: the spec's limit applies.
     broken = Budgets(exercise.spec, Harness(exercise), "emu", str(tmp_path / "missing.ptx"), step_limit=200_000)
     assert broken.for_sizes({"N": 33}) == Budget(200_000)
 
 
-def test_the_verdict_names_the_reference_multiple():
-    budget = Budget(8_350, basis="50 times the reference solution's work at this size",
-                    detail="stopped after 8,350 steps; the reference takes 167")
+def test_the_work_model_counts_steps_and_warp_instructions():
+    from grader.emu.machine import STEP_NS, WARP_INSTRUCTION_NS
+
+    assert work_ns(0, 0) == 0
+    assert work_ns(10, 0) == 10 * STEP_NS and work_ns(0, 10) == 10 * WARP_INSTRUCTION_NS
+    # One warp busy for a step costs more than one more warp taking part in a step already taken.
+    assert STEP_NS > WARP_INSTRUCTION_NS > 0
+
+
+def test_after_a_stop_later_launches_get_the_multiple_within_tighter_bounds():
+    """The floor protects a kernel that finishes slowly; one that already did not finish gets the
+    multiple of the reference's work between AFTER_STOP_FLOOR_S and AFTER_STOP_CEILING_S."""
+
+    class Known(Budgets):
+        def reference_cost(self, sizes):
+            return {1: 1e6, 2: 1e8, 3: 1e7}[sizes["N"]]  # 1 ms, 100 ms, 10 ms of modelled work
+
+    budgets = Known(_Spec(), None, "emu", "ref.ptx", step_limit=200_000)
+    assert budgets.for_sizes({"N": 1}).work == WORK_FLOOR_S * 1e9
+    assert budgets.for_sizes({"N": 2}).work == WORK_SLACK * 1e8
+    budgets.hung[(("N", 1),)] = {"error": "the kernel did not finish"}
+    assert budgets.stopped_at({"N": 1}) == {"error": "the kernel did not finish"} and budgets.stopped_at({"N": 2}) is None
+    assert budgets.for_sizes({"N": 1}).work == AFTER_STOP_FLOOR_S * 1e9
+    assert budgets.for_sizes({"N": 2}).work == AFTER_STOP_CEILING_S * 1e9
+    assert budgets.for_sizes({"N": 3}).work == WORK_SLACK * 1e7
+    assert "as an earlier launch of it did not finish" in budgets.for_sizes({"N": 3}).detail
+
+
+def test_the_verdict_names_the_reference_multiple_and_the_two_causes():
+    class Known(Budgets):
+        def reference_cost(self, sizes):
+            return 2.3e7
+
+    budget = Known(_Spec(), None, "emu", "ref.ptx", step_limit=200_000).for_sizes({"rows": 4, "cols": 1000})
     stopped = budget.explain(LaunchOutcome(error="the kernel did not finish", findings={"status": "step-limit"}))
-    assert stopped.error.startswith("the kernel did not finish within 50 times the reference solution's work")
-    assert "the reference takes 167" in stopped.error and "endless loop" in stopped.error
+    assert stopped.error.startswith("the kernel did not finish within 174 times the reference solution's work at "
+                                    "rows = 4, cols = 1000 (4.00 modelled CPU seconds, the reference's 0.023;")
+    assert stopped.error.endswith("it loops without end (an endless loop), or does far more work than it needs to")
     other = LaunchOutcome(error="trap", findings={"status": "trap"})
     assert budget.explain(other) is other
+    # The limit that stopped it is the one named: the exercise's step cap, or the CPU backstop.
+    capped = budget.explain(LaunchOutcome(error="x", findings={"status": "step-limit", "stopped_by": "steps"}))
+    assert capped.error.startswith("the kernel did not finish within the exercise's limit of 200,000 emulated steps: ")
+    backstop = budget.explain(LaunchOutcome(error="x", findings={"status": "step-limit", "stopped_by": "cpu"}))
+    assert backstop.error.startswith(f"the kernel did not finish within {EMU_CPU_SECONDS:g} s of CPU time (its work limit: 174 times")
 
 
 # --------------------------------------------------------------------------------------------- hangs and slow kernels
@@ -123,19 +163,24 @@ def test_a_spinning_kernel_is_stopped_within_seconds(tmp_path, backend):
     print(f"{backend}: {len(sizes)} hanging sizes stopped in {seconds:.1f} s ({cpu:.1f} CPU-s)")
     first = stage.results["correctness:0"]
     if backend == "emu":
-        # Seconds depend on the machine (docs/benchmarks.md: "Hang detection: the launch budget"); steps do not. Each
-        # size stops at its own budget, 50 times the reference's steps there, not at the spec's
-        # 200,000: a few seconds of CPU on the CI machine instead of minutes.
+        # Seconds depend on the machine (docs/benchmarks.md: "Hang detection: the launch budget"); modelled work
+        # does not. The first size stops at the floor, the later ones at 50 times the reference's
+        # work within the tighter bounds after a stop: one floor in all, not one per size.
         for i in range(len(sizes)):
             result = stage.results[f"correctness:{i}"]
-            assert "did not finish within 50 times the reference solution's work" in result.launches[0]["error"]
+            assert "did not finish within" in result.launches[0]["error"]
             assert result.launches[0]["emu"]["status"] == "step-limit"
-            stopped, reference = _budget_steps(result.launches[0]["error"])
-            assert stopped == max(STEP_FLOOR, STEP_SLACK * reference) < 200_000 // 4, result.launches[0]["error"]
+            limit, reference = _budget_work(result.launches[0]["error"])
+            floor, ceiling = (WORK_FLOOR_S, WORK_CEILING_S) if i == 0 else (AFTER_STOP_FLOOR_S, AFTER_STOP_CEILING_S)
+            assert limit == pytest.approx(min(ceiling, max(floor, WORK_SLACK * reference)), abs=0.01 + WORK_SLACK * 5e-4)
+        assert cpu < WORK_FLOOR_S + len(sizes) * AFTER_STOP_CEILING_S + EMU_CPU_SECONDS, cpu
     else:
         assert seconds < 10, seconds
-        assert first.status == "timeout" and "did not finish within its time limit at this size" in first.message
-        assert all(stage.results[f"correctness:{i}"].status == "skipped" for i in range(1, len(sizes)))
+        assert first.status == "timeout" and "did not finish within its time limit at N = 1, 50 times" in first.message
+        # Every larger size fails with it, without being run (grader.run.parent.supervisor.at_least).
+        for i in range(1, len(sizes)):
+            later = stage.results[f"correctness:{i}"]
+            assert later.status == "timeout" and later.message.startswith("not run at this size: at the smaller size N = 1,")
 
 
 def test_a_size_that_ran_out_of_its_budget_is_not_launched_again(tmp_path):
@@ -172,18 +217,18 @@ def test_a_ragged_hang_costs_seconds_in_a_whole_grading_on_the_emulator(tmp_path
     correctness = next(t for t in report.tests if t.category == "correctness")
     assert "Wrong at 4 of 5 sizes" in correctness.output and "N = 17: the kernel did not finish within" in correctness.output
     # Machine-independent: the hang stopped at its budget (its seconds are a benchmark's business).
-    stopped, reference = _budget_steps(correctness.output)
-    assert stopped == max(STEP_FLOOR, STEP_SLACK * reference), correctness.output
+    limit, reference = _budget_work(correctness.output)
+    assert limit == pytest.approx(max(WORK_FLOOR_S, WORK_SLACK * reference), abs=0.01 + WORK_SLACK * 5e-4), correctness.output
     # The hidden tests' launches have the same budget: they end with a verdict, not at the run limit.
     hidden = next(t for t in report.tests if t.name.startswith("Hidden tests"))
-    assert "time limit" not in hidden.output and "did not finish within 50 times" in hidden.output, hidden.output
+    assert "time limit" not in hidden.output and "did not finish within" in hidden.output, hidden.output
 
 
-def _budget_steps(text: str) -> tuple[int, int]:
-    """(steps at which the launch was stopped, the reference's steps), from a budget's verdict."""
-    found = re.search(r"stopped after ([\d,]+) steps; the reference takes ([\d,]+)", text)
+def _budget_work(text: str) -> tuple[float, float]:
+    """(the launch's limit, the reference's work), in modelled seconds, from the first budget verdict in `text`."""
+    found = re.search(r"\(([\d.]+) modelled CPU seconds, the reference's ([\d.]+);", text)
     assert found, text
-    return int(found.group(1).replace(",", "")), int(found.group(2).replace(",", ""))
+    return float(found.group(1)), float(found.group(2))
 
 
 

@@ -99,3 +99,14 @@ def test_a_grader_fault_never_costs_points_and_says_whose_problem_it_is():
 def test_nothing_could_run_scores_zero():
     nothing = NotRun("Correctness", "correctness", "the emulator cannot run this kernel", points=65, policy="exclude")
     assert _report(tests=(), not_run=(nothing,), max_score=65).score == 0
+
+
+def test_points_read_as_a_person_adds_them():
+    """1.25 must not print as 1.2 (Python rounds the binary value half to even)."""
+    from grader.results import points_text
+    assert points_text(1.25) == "1.25"
+    assert points_text(2.675) == "2.68"
+    assert points_text(40) == "40.0"
+    assert points_text(40, min_decimals=0) == "40"
+    assert points_text(13.333333) == "13.33"
+    assert points_text(-0.0) == "0.0"

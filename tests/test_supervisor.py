@@ -120,7 +120,9 @@ def test_a_launch_stopped_at_its_budget_while_printing_megabytes_names_printf():
 
     budget = Budget(1000, seconds=2.0, basis="its time limit at this size", detail="stopped after 2.0 s")
     error = budget.explain(LaunchOutcome(error="stopped", fatal=True, findings={"status": "time-limit"})).error
-    assert error.endswith("an endless loop?")
+    from grader.run.tasks import HANG_GUESS
+
+    assert error.endswith(HANG_GUESS) and "endless loop" in error
     done = {"correctness:N=1000": TaskResult("correctness:N=1000", "timeout", error, ({"error": error, "seed": 1},)),
             "correctness:N=1": TaskResult("correctness:N=1", "ok", "", ({"error": None, "seed": 1},))}
     flood = ChildRun(1, False, 3.0, "x" * 100, "", stdout_bytes=2_500_000, stderr_bytes=0)
@@ -171,3 +173,62 @@ def test_a_stage_no_longer_needed_is_stopped_at_once(tmp_path):
     assert stage.results["ncu:submission:N = 17"].status == "skipped"
     child = stage.children[0]
     assert child.returncode is not None and child.returncode < 0 and not child.timed_out  # killed, reaped, not a timeout
+
+
+def test_a_hang_fails_its_size_and_every_larger_one_of_the_same_module():
+    """A GPU launch stopped at its time limit stands for every launch at sizes each at least as large;
+    smaller sizes, other modules and other size names are run (in a fresh child)."""
+    from grader.run.parent.supervisor import _larger_than_hung, at_least
+    from grader.run.tasks import TaskResult
+
+    hung = Task(id="correctness:3", kind="run", backend="gpu", sizes={"rows": 4, "cols": 1000})
+    def task(rows, cols, module="submission", backend="gpu"):
+        return Task(id="t", kind="run", backend=backend, module=module, sizes={"rows": rows, "cols": cols})
+
+    assert at_least(task(4, 1000), hung) and at_least(task(8, 1000), hung) and at_least(task(4, 4099), hung)
+    assert not at_least(task(3, 4099), hung) and not at_least(task(1024, 999), hung)
+    assert not at_least(task(8, 1000, module="reference"), hung) and not at_least(task(8, 1000, backend="emu"), hung)
+    assert not at_least(Task(id="t", kind="run", backend="gpu", sizes={"N": 4}), hung)
+    stopped = TaskResult("correctness:3", "timeout", "the kernel did not finish within its time limit at rows = 4, cols = 1000")
+    text = _larger_than_hung(task(8, 1000), hung, stopped)
+    assert text == ("not run at this size: at the smaller size rows = 4, cols = 1000, did not finish within its time "
+                    "limit at rows = 4, cols = 1000")
+    assert _larger_than_hung(task(4, 1000), hung, stopped) == stopped.message
+
+
+def test_the_grading_deadline_follows_the_submission_launches():
+    from grader.run.parent.supervisor import GRADING_GRACE_S, GRADING_SLACK, StageRun, grading_deadline
+    from grader.run.tasks import TaskResult
+
+    stage = StageRun({"a": TaskResult("a", "ok", "", ({"seconds": 1.5}, {"seconds": 0.5})),
+                      "b": TaskResult("b", "timeout", "hung", ({"seconds": 4.0},))})
+    assert grading_deadline(stage, 100.0) == 100.0 + GRADING_GRACE_S + GRADING_SLACK * 6.0
+    assert grading_deadline(StageRun({}), 0.0) == GRADING_GRACE_S
+
+
+def test_a_background_stage_past_the_grading_deadline_is_stopped_with_its_reason():
+    """Context.finish waits no longer than the deadline; then the stage's stop event is set with the
+    words its skipped tasks get (the stage's child watches the event and is killed)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.checks.base import Context
+    from grader.tools import Tools
+
+    exercise = load(LEVEL2)
+    with ThreadPoolExecutor(1) as pool:
+        ctx = Context(exercise=exercise, backend="gpu", runner=_runner_for(exercise), seed=1, tools=Tools(), source_name="s.cu",
+                      source="", has_reference=True, emu_available=True, pool=pool)
+        stop = ctx.stop_event("ncu")
+
+        def stage():
+            stop.wait(30)
+            return getattr(stop, "reason", "no reason")
+
+        ctx.launches_done = time.monotonic()
+        ctx.deadline = ctx.launches_done + 0.3
+        ctx.start("ncu", stage)
+        started = time.monotonic()
+        reason = ctx.finish("ncu")
+    assert time.monotonic() - started < 5
+    assert stop.is_set() and reason.startswith("not run: the grading's deadline passed (0 s after the submission's launches")

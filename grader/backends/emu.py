@@ -13,10 +13,12 @@ from .gpu import guard_layout
 
 # Statuses of an emulated launch that mean the student's kernel did not complete.
 _STATUS_MESSAGES = {
-    "step-limit": "the kernel did not finish (stopped after {steps:,} steps): an endless loop?",
+    "step-limit": "the kernel did not finish (stopped after {steps:,} steps): it loops without end (an endless loop), "
+                  "or does far more work than it needs to",
     "deadlock": "the kernel deadlocked at a barrier",
     "trap": "the kernel stopped with a trap or failed assert",
     "unsupported": "the emulator cannot run this kernel",
+    "launch-bounds": "the launch breaks the kernel's __launch_bounds__",
 }
 
 
@@ -89,6 +91,8 @@ class EmuDevice:
         self._emulators: dict[str, Any] = {}
         self._current: Any = None
         self.last_steps = 0  # steps the last launch took
+        self.last_warp_instructions = 0
+        self.last_work = 0.0  # the last launch's modelled work in nanoseconds (grader.emu.machine.STEP_NS)
         # Buffers sit where the GPU backend's would, modulo 4 KiB (one CuPy pool per process).
         self._placement = GpuBufferPlacement()
         self._placed: dict[tuple[int, int], int] = {}  # (id of the emulator, address) -> data offset
@@ -125,13 +129,15 @@ class EmuDevice:
         return {}  # the emulator reports every out-of-bounds access itself, exactly
 
     def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int,
-               seconds: float | None = None) -> LaunchOutcome:
-        """Emulate one launch; it stops at step_limit (seconds is the GPU's limit, unused here)."""
+               seconds: float | None = None, work: float | None = None) -> LaunchOutcome:
+        """Emulate one launch; it stops at step_limit steps, at `work` modelled nanoseconds (None: no
+        such limit) or after `seconds` of this process's CPU time (None: no such limit)."""
         emu, name = kernel
-        self.last_steps = 0
+        self.last_steps, self.last_warp_instructions, self.last_work = 0, 0, 0.0
         try:
             report = emu.launch(name, grid=tuple(grid), block=tuple(block), shared_bytes=shared,
-                                args=[_plain(a) for a in args], step_limit=step_limit, track_hazards=True)
+                                args=[_plain(a) for a in args], step_limit=step_limit, track_hazards=True,
+                                work_limit=work, cpu_seconds=seconds)
         except MemoryError:
             # The child's address-space limit (spec limits.memory_bytes) stopped an allocation: the
             # kernel's per-thread local or shared arrays times the threads emulated at once.
@@ -140,7 +146,9 @@ class EmuDevice:
         except RecursionError:
             return LaunchOutcome(error="the emulator cannot run this kernel: it nests too deeply (recursion?)",
                                  findings={"status": "unsupported"})
-        self.last_steps = int(report.steps)  # the launch's cost, for grader.run.child.launch_budget
+        # the launch's cost, for grader.run.child.launch_budget
+        self.last_steps, self.last_warp_instructions = int(report.steps), int(report.warp_instructions)
+        self.last_work = float(report.work_ns)
         findings = findings_dict(report)
         if report.status != "ok":
             base = _STATUS_MESSAGES.get(report.status, report.status).format(steps=getattr(report, "steps", 0))
@@ -190,6 +198,7 @@ def findings_dict(report: Any) -> dict[str, Any]:
 
     return {
         "status": report.status,
+        **({"stopped_by": report.stopped_by} if getattr(report, "stopped_by", "") else {}),
         "message": report.message,
         "counters": {k: int(v) for k, v in report.counters.items()},
         "per_line": {str(line): {k: int(v) for k, v in c.items()} for line, c in report.per_line.items()},

@@ -144,8 +144,9 @@ class GpuDevice:
         return canary_words_damaged(buf.handle[0].view(self.cp.uint32).get(), np.dtype(buf.dtype), buf.count)
 
     def launch(self, kernel: Any, grid, block, shared: int, args: Sequence[Any], *, step_limit: int,
-               seconds: float | None = None) -> LaunchOutcome:
-        """Launch and wait for the kernel; with `seconds`, wait no longer than that. A kernel still running
+               seconds: float | None = None, work: float | None = None) -> LaunchOutcome:
+        """Launch and wait for the kernel; with `seconds`, wait no longer than that (step_limit and work
+        are the emulator's limits, unused here). A kernel still running
         then is reported as a time-limit outcome, fatal: it keeps its CUDA context busy, so the process
         must exit (grader.run.child.runner does) for the driver to stop it."""
         cp = self.cp

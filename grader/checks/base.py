@@ -17,7 +17,7 @@ from ..exercise import Exercise
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec, Spec
 from ..run.parent.supervisor import TaskSupervisor
-from ..run.tasks import Task, TaskResult
+from ..run.tasks import HarnessFault, Task, TaskResult
 from ..tools import Tools
 
 
@@ -60,6 +60,7 @@ class Context:
     background: dict[str, Future] = field(default_factory=dict)
     prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
     deadline: float | None = None  # time.monotonic() by which the whole grading should be done
+    launches_done: float | None = None  # time.monotonic() when the plain launches ended (grading_deadline)
     stops: dict[str, threading.Event] = field(default_factory=dict)  # stage -> set when its result is not needed
 
     def time_left(self, floor: float = 10.0) -> float:
@@ -86,8 +87,20 @@ class Context:
         self.stop_event(key).set()
 
     def finish(self, key: str) -> Any:
-        """The result of a stage started with start() (waiting for it; several checks may share one)."""
-        return self.background[key].result()
+        """The result of a stage started with start() (waiting for it; several checks may share one). A
+        stage still running at the grading's deadline is stopped (its child killed), and what it did
+        not run is reported as not run for that reason."""
+        future = self.background[key]
+        if self.deadline is not None and not future.done():
+            from concurrent.futures import TimeoutError as Late
+
+            from ..run.parent.supervisor import deadline_stop
+
+            try:
+                return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
+            except Late:
+                deadline_stop(self.stop_event(key), self.deadline - (self.launches_done or self.deadline))
+        return future.result()
 
     @property
     def spec(self) -> Spec:
@@ -131,12 +144,24 @@ def verdict(name: str, conf: CheckSpec, passed: bool, output: str, *, score: flo
                       passed=passed, output=output, visibility=conf.visibility, extra=dict(extra or {}))
 
 
-def not_run(ctx: Context, name: str, conf: CheckSpec, reason: str, *, grader_fault: bool = False) -> None:
+def not_run(ctx: Context, name: str, conf: CheckSpec, reason: str, *, grader_fault: bool = False, detail: str = "") -> None:
     """List the check as not run here, with its points and the exercise's policy for them.
 
-    `grader_fault`: a tool of the grader's own is missing or broken (pytest, ncu, ...): the reason
-    says so, the points never count against the student, and `grade` exits 1."""
-    ctx.not_run.append(NotRun(name, conf.category, reason, conf.points, conf.if_not_run, grader_fault))
+    `grader_fault`: a tool of the grader's own is missing or broken (pytest, ncu, ...), or the
+    exercise's own code raised: the reason says so, the points never count against the student, and
+    `grade` exits 1. `detail`: the traceback, for staff only (results.NotRun)."""
+    ctx.not_run.append(NotRun(name, conf.category, reason, conf.points, conf.if_not_run, grader_fault, detail))
+
+
+def harness_fault(ctx: Context) -> "HarnessFault | None":
+    """The first exception of the exercise's own code among this grading's launches, or None.
+
+    Every check judges those launches (correctness gates the rest), so one such fault leaves the
+    whole grading ungraded (grader.api)."""
+    for result in ctx.results.values():
+        if result.fault is not None:
+            return result.fault
+    return None
 
 
 def gate(ctx: Context, name: str, conf: CheckSpec, *, need_all: bool) -> TestResult | None:

@@ -12,6 +12,7 @@ from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import Task
 from .base import Context, CorrectnessSummary, emu_launches, failed_task_text, sizes_text, verdict
+from .evidence import Evidence, gather
 from .race import NAME as RACE_NAME
 from .race import proven_race
 
@@ -50,22 +51,35 @@ class CorrectnessCheck:
         if racy:
             # What a racing kernel computes depends on thread timing: the sizes it got right here may
             # be wrong at the next grading. The same file must get the same score, so none count.
-            right = f"It was right at {passed} of {total} sizes this time" if passed else "It was wrong at every size"
-            text = (f"{right}, but it has a race (see {RACE_NAME}), so its results depend on thread timing and no "
-                    "correctness points are given until the race is fixed:\n" + "\n".join(f"- {r}" for r in racy[:3]))
+            if passed:
+                text = (f"It was right at {passed} of {total} sizes this time, but it has a race (see {RACE_NAME}), so "
+                        "its results depend on thread timing and no correctness points are given until the race is "
+                        "fixed:\n")
+            else:
+                text = f"Wrong at every size. It also has a race (see {RACE_NAME}), which may be the cause:\n"
+            text += "\n".join(f"- {r}" for r in racy[:3])
             if problems:
                 text += "\n" + "\n".join(f"- {p}" for p in problems)
+            other = [c.text for c in gather(ctx).causes if c.fact in ("out_of_bounds", "uninit_read")][:MAX_CAUSES]
+            if other:  # a race may come with a bad access: name that too
+                text += "\nThe emulator also saw:\n" + "\n".join(f"- {c}" for c in other)
             return [verdict("Correctness", conf, False, text, score=0.0, extra={"sizes": per_size, "race": True})]
+        extra: dict = {"sizes": per_size}
         if not problems:
             text = f"Right at all {total} sizes ({', '.join(sizes_text(c) for c in cases)}), two launches each with fresh inputs."
         else:
+            evidence = gather(ctx)
             text = f"Wrong at {total - passed} of {total} sizes:\n" + "\n".join(f"- {p}" for p in problems)
-            early = early_output_reads(ctx)
-            if early:
-                text += "\n" + "\n".join(f"- {e}" for e in early)
-            text += "\n" + _advice(ctx, conf, per_size)
+            causes = cause_lines(evidence)
+            if causes:
+                text += "\nWhat the emulator saw that explains it:\n" + "\n".join(f"- {c}" for c in causes)
+            text += ("\n" + advice(evidence, conf)).rstrip("\n")
+            extra["facts"] = sorted(evidence.facts)
+            found = cause_findings(ctx)
+            if found:  # by source line, for the HTML report (deduplicated there with memory-safety's)
+                extra["findings"] = found
         score = conf.points * passed / total if total else 0.0
-        return [verdict("Correctness", conf, not problems, text, score=score, extra={"sizes": per_size})]
+        return [verdict("Correctness", conf, not problems, text, score=score, extra=extra)]
 
 
 def case_problem(result, case: Mapping[str, int]) -> str | None:
@@ -131,23 +145,40 @@ def _fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
 
-def _advice(ctx: Context, conf: CheckSpec, per_size) -> str:
-    """What the failing sizes have in common, in general terms, and the exercise's own hint (spec.toml
-    `hints` of the correctness check): generic checks know no exercise."""
-    ok_sizes = [p["sizes"] for p in per_size if p["passed"]]
-    bad_sizes = [p["sizes"] for p in per_size if not p["passed"]]
-    width = _block_width(ctx, ok_sizes or bad_sizes)
-    if width > 1 and ok_sizes and bad_sizes and all(all(v % width == 0 for v in s.values()) for s in ok_sizes) and \
-            all(any(v % width for v in s.values()) for s in bad_sizes):
-        text = f"Only the sizes that are not a multiple of {width} (the block's width) fail."
-        return " ".join(filter(None, ["Hint:", text, conf.hints.get("ragged") or conf.hints.get("fails")]))
-    return "Hint: " + (conf.hints.get("fails") or "run a failing size yourself and compare element by element.")
+MAX_CAUSES = 4
 
 
-def _block_width(ctx: Context, sizes) -> int:
-    """The block's x extent at the given sizes (the spec's block expression), or 0 when it varies."""
-    try:
-        widths = {ctx.spec.kernel.launch_for(s)[1][0] for s in sizes}
-    except Exception:  # an expression that does not evaluate at a size: no pattern to name
-        return 0
-    return widths.pop() if len(widths) == 1 else 0
+def cause_lines(evidence: Evidence) -> list[str]:
+    """The emulator's findings that make values wrong, worst kind first: an out-of-bounds access
+    before an uninitialised read before a race before an early read of an output. Shown under
+    correctness even when memory safety or races are not graded: they are why the values are wrong."""
+    order = {"out_of_bounds": 0, "uninit_read": 1, "race": 2, "early_output_read": 3}
+    ranked = sorted(evidence.causes, key=lambda c: order.get(c.fact, 9))
+    return [c.text for c in ranked[:MAX_CAUSES]]
+
+
+def cause_findings(ctx: Context) -> list:
+    """The memory and race findings by source line (the records memory safety and races attach)."""
+    from .by_line import memory_findings, race_findings
+    if not ctx.emu_available:
+        return []
+    return memory_findings(ctx) + race_findings(ctx)
+
+
+def advice(evidence: Evidence, conf: CheckSpec) -> str:
+    """What the failing sizes and elements have in common, then the exercise's hints that the
+    submission's facts call for (spec.toml `hints` of the check, each with its `when`/`unless`);
+    generic checks know no exercise, so a hint for another cause is never shown."""
+    parts = []
+    if evidence.common:
+        parts.append(evidence.common)
+    if evidence.elements:
+        parts.append("Where: " + "; ".join(e.text() for e in evidence.elements) + ".")
+    hints = (evidence.hints(conf, "ragged") if evidence.has("ragged") else []) + evidence.hints(conf, "fails")
+    hints = list(dict.fromkeys(hints))
+    if hints:
+        parts.append("Hint: " + " ".join(hints))
+    elif not evidence.causes and (evidence.has("written_wrong") or evidence.has("never_written")):
+        # only for wrong values: a launch that failed or ran out of time has its own message
+        parts.append("Hint: run a failing size yourself and compare element by element.")
+    return "\n".join(parts)

@@ -16,6 +16,7 @@ from .. import shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids
+from .evidence import Evidence, gather
 
 LD_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
 ST_SECTORS = "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"
@@ -49,13 +50,15 @@ class Measure:
 TRAFFIC = Measure(
     "Global memory traffic", (LD_SECTORS, ST_SECTORS, ATOM_SECTORS, RED_SECTORS),
     (LD_REQUESTS, ST_REQUESTS, ATOM_REQUESTS, RED_REQUESTS), "global 32-byte sectors",
-    "Coalesce: consecutive threads (threadIdx.x) should touch consecutive addresses, data reused by a "
-    "block should be loaded once into shared memory, and results combined inside a block before one atomic "
-    "per block goes to global memory.")
+    "Coalesce: consecutive threads (threadIdx.x) should touch consecutive addresses, and data reused by a "
+    "block should be loaded once into shared memory.")
 BANKS = Measure(
     "Shared-memory bank conflicts", (SH_LD_WAVES, SH_ST_WAVES), (SH_LD_INST, SH_ST_INST), "shared-memory wavefronts",
-    "Threads of a warp should hit 32 different banks: pad a [32][32] tile to [32][33] so a column walk does not "
-    "land in one bank.")
+    "Threads of a warp should hit 32 different banks.")
+# Traffic advice for a kernel whose PTX has global atomics (only then: others have none to combine).
+ATOMIC_ADVICE = "Combine results inside a block (shared memory, warp shuffles) so that one atomic per block, not one per thread, goes to global memory."
+# Bank-conflict advice for a conflicting line of a kernel with a two-dimensional shared tile.
+PAD_ADVICE = "A column walk of a [32][32] float tile lands in one bank: pad it to [32][33]."
 
 
 MEASURES = {"traffic": TRAFFIC, "bank-conflicts": BANKS}
@@ -115,7 +118,7 @@ class CountersCheck:
                 counts["reference"] = shipped
             if problem:
                 return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
-            return [self._score(conf, counts, sizes, "emu", shipped=True)]
+            return [self._score(conf, counts, sizes, "emu", shipped=True, advice=self.advice(ctx, conf))]
         if ctx.backend == "emu":
             sizes = conf.emu_size or conf.size
             counts, problem = _emu_counts(ctx, sizes)
@@ -138,14 +141,27 @@ class CountersCheck:
                 return []
         if problem:
             return [verdict(name, conf, False, f"Could not measure at {sizes_text(sizes)}: {problem}")]
-        scored = self._score(conf, counts, sizes, ctx.backend)
+        scored = self._score(conf, counts, sizes, ctx.backend, advice=self.advice(ctx, conf))
         lines = launch_per_line(ctx, _profile_id("submission", sizes)) if ctx.backend == "emu" else None
         if lines:  # the submission's counts by source line, for the HTML report (extra_data.per_line)
             scored = replace(scored, extra={**scored.extra, "per_line": lines})
         return [scored]
 
+    def advice(self, ctx: Context, conf: CheckSpec) -> str:
+        """What to change when over the budget, from the submission's evidence: atomics advice only for
+        a kernel whose PTX has global atomics; bank-conflict advice only for lines whose accesses
+        really conflict (grader.checks.evidence.conflict_lines), naming them; the exercise's hints
+        that its facts call for."""
+        evidence = gather(ctx)
+        hints = evidence.hints(conf, "fails")
+        if self.category == "traffic":
+            parts = [self.measure.advice] + ([ATOMIC_ADVICE] if evidence.has("global_atomics") else [])
+        else:
+            parts = bank_advice(ctx, evidence, self.measure)
+        return " ".join(parts + hints)
+
     def _score(self, conf: CheckSpec, counts: Mapping[str, Mapping[str, float]], sizes, backend: str,
-               shipped: bool = False) -> TestResult:
+               shipped: bool = False, advice: str = "") -> TestResult:
         m = self.measure
         summed = compared(self.category, conf)
         sub = sum(counts["submission"].get(k, 0) for k in summed)
@@ -160,10 +176,24 @@ class CountersCheck:
         text = (f"{sub:,.0f} {m.unit} against {ref:,.0f} for the reference solution at {sizes_text(sizes)} "
                 f"(ratio {ratio:.2f}, budget {conf.max_ratio:.2f}; measured by {source}).")
         if not passed:
-            text += " " + (conf.hints.get("fails") or m.advice)
+            text += " " + (advice or m.advice)
         extra = {"ratio": round(ratio, 4) if ratio != float("inf") else "inf", "sizes": dict(sizes), "summed": list(summed),
                  "submission": dict(counts["submission"]), "reference": dict(counts["reference"])}
         return verdict(m.name, conf, passed, text, score=score, extra=extra)
+
+
+def bank_advice(ctx: Context, evidence: Evidence, measure: Measure) -> list[str]:
+    """Bank-conflict advice from per-line counts: the lines that conflict (evidence.conflict_lines),
+    or, where none does, that the extra wavefronts come from more shared accesses."""
+    if evidence.conflict_lines:
+        named = "; ".join(f"{ctx.quote(line)} averages {per:.1f} wavefronts per warp access"
+                          for line, per in evidence.conflict_lines[:3])
+        return [f"Conflicting shared-memory accesses: {named}.", measure.advice] + ([PAD_ADVICE] if evidence.has("tile_2d") else [])
+    if ctx.backend == "emu":
+        return ["No shared-memory access line has bank conflicts: the extra wavefronts come from more shared-memory "
+                "accesses than the reference makes (for example threads or blocks working on padding or on zeros). "
+                "`grade profile` counts them per line."]
+    return ["Grade with `--backend emu` to see which lines conflict."]
 
 
 def _profile_id(module: str, sizes: Mapping[str, int]) -> str:
@@ -254,6 +284,10 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
                                        wait=2 * ctx.spec.limits.run_seconds)
         if answer is not None:
             return answer.get("by_size"), answer.get("problem")
+        # The wait in the batch profiler's queue is not the kernel's doing and keeps its own limit; but
+        # once the grading's deadline has passed (Context.finish), no lone ncu run starts.
+        if ctx.stop_event(NCU_STAGE).is_set():
+            return None, getattr(ctx.stop_event(NCU_STAGE), "reason", "") or "the profiler's run was stopped"
     return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
                          stop=ctx.stop_event(NCU_STAGE))
 

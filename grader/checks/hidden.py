@@ -72,6 +72,15 @@ class HiddenTestsCheck:
             return []
         if not outcomes:
             return [verdict(NAME, conf, False, f"The hidden tests did not run ({stopped or 'no test reported'}).")]
+        faults = [o for o in outcomes if o.get("fault")]
+        if faults:
+            # A hidden test raised something other than an AssertionError: the test (or the harness it
+            # calls) is broken, so its score would say nothing about the kernel.
+            names = ", ".join(o["test"] for o in faults[:3]) + (" and others" if len(faults) > 3 else "")
+            not_run(ctx, NAME, conf, f"a hidden test failed by an error in the exercise's own code ({names}), not by an "
+                                     "assertion about your kernel: the course staff need to fix the exercise",
+                    grader_fault=True, detail="\n".join(f"{o['test']}:\n{o['fault']}" for o in faults))
+            return []
         failed = [o for o in outcomes if o["outcome"] != "passed"]
         passed = len(outcomes) - len(failed)
         lines = [f"{passed} of {len(outcomes)} hidden tests passed."]
@@ -152,10 +161,11 @@ def _run_child(ctx: Context, started: StartedChild | None = None) -> tuple[str |
         worker = ctx.runner.env.get(gpu_worker.TESTS_VARIABLE)
         if started is None and worker:  # a batch slot's warm worker runs them on its device
             child = gpu_worker.run_job(worker, _job_path(ctx.runner.workdir), backend=ctx.backend,
-                                       timeout=ctx.spec.limits.run_seconds, output_cap=ctx.spec.limits.output_bytes,
+                                       timeout=ctx.time_left(), output_cap=ctx.spec.limits.output_bytes,
                                        pytest_args=_pytest_args(ctx.runner, ctx.exercise.root), env=_pytest_env(ctx.runner))
         if child is None:
-            child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.spec.limits.run_seconds)
+            # The grading's deadline (derived from the submission's own launches once they ran), not the run limit.
+            child = (started or _start(ctx.runner, ctx.exercise.root, ctx.spec.limits, ctx.backend)).finish(ctx.time_left())
     if child.timed_out:
         return "stopped at the time limit", False
     if child.returncode in (0, 1):  # pytest exits 1 when a test failed

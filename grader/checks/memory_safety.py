@@ -29,15 +29,18 @@ class MemorySafetyCheck:
         return tasks
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
+        # The gate withholds a pass from a kernel that is right nowhere (it would earn these points for
+        # doing nothing); a definite finding fails the check either way, and says so plainly.
         gated = gate(ctx, NAME, conf, need_all=False)
-        if gated:
-            return [gated]
         problems: list[str] = []
-        problems += _launch_problems(ctx, conf)
+        if not gated:
+            problems += _launch_problems(ctx, conf)
         if ctx.emu_available:
             problems += memory_messages(ctx)
         small = conf.emu_size or conf.size
         problems += sanitizer_messages(ctx, conf, SANITIZERS, small, self.category)
+        if gated and not problems:
+            return [gated]
         if problems:
             found = memory_findings(ctx) if ctx.emu_available else []  # by source line, for the HTML report
             return [verdict(NAME, conf, False, "Unsafe memory accesses:\n" + bullet(problems),

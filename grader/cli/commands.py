@@ -86,9 +86,17 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
         if report.grader_faults:
-            # The results would mislead: a tool of the grader's own failed, whatever the score says.
+            # The results would mislead: a tool of the grader's own failed, or the exercise's own code
+            # raised, whatever the score says. Its traceback is for whoever runs the grader (staff).
+            details = list(dict.fromkeys(n.detail for n in report.grader_faults if n.detail))
+            for detail in details:
+                click.echo(f"grade: the exercise's own code raised:\n{detail.rstrip()}", err=True)
+            advice = "fix the exercise (the traceback is above)" if details else "`grade doctor` says what is missing"
+            by_reason: dict[str, list[str]] = {}
+            for n in report.grader_faults:
+                by_reason.setdefault(n.reason, []).append(n.name)
             click.echo("grade: error: the grader could not run every check here (" +
-                       "; ".join(f"{n.name}: {n.reason}" for n in report.grader_faults) + "); `grade doctor` says what is missing",
+                       "; ".join(f"{', '.join(names)}: {reason}" for reason, names in by_reason.items()) + f"); {advice}",
                        err=True)
             sys.exit(int(ExitCode.GRADER_FAILED))
 
@@ -151,9 +159,11 @@ def schema_cmd(which: str) -> None:
 def validate_cmd(exercise_dirs: tuple[Path, ...], backend: str, seed: int) -> None:
     """Prove exercises are ready to hand out.
 
-    Checks that the spec validates, the reference scores full marks, the skeleton compiles and fails
-    correctness, and each wrong submission fails the category its `// expect:` line names (and
-    nothing its `// also:` line does not declare). Exit 0 only if every promise holds.
+    Checks that the spec validates, the exercise keeps every convention (docs/exercise-format.md),
+    the reference scores full marks, the skeleton compiles and fails correctness, and each wrong
+    submission fails the category its `// expect:` line names (and nothing its `// also:` line does
+    not declare). A check gated behind an earlier failure is "not graded", never "passed"; a grading
+    the exercise's own code broke is "not graded (grader fault)". Exit 0 only if every promise holds.
     """
     from ..staff.validate import validate
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from .. import api
+from ..errors import ExitCode
 from .guard import guard, sigterm_as_interrupt
 
 
@@ -123,12 +124,19 @@ def batch_cmd(exercise_dir: Path, submissions: Path, out: Path, workers: int | N
                 bar.__exit__(None, None, None)
         if quiet:
             click.echo(str(result.csv_path))
-            return
-        click.echo("\n".join(result.summary.lines()))
-        click.echo(f"graded {result.graded_now} now, {result.skipped} unchanged, with {result.workers} worker(s) "
-                   f"in {result.seconds:.0f} s")
-        click.echo(f"gradebook: {result.csv_path}\nsummary:   {result.out / 'summary.txt'}\nresults:   {result.out / batch.RESULTS}/")
-        click.echo(f"report:    {result.out / 'report.html'} (each student's page in {result.out / 'reports'}/)")
+        else:
+            click.echo("\n".join(result.summary.lines()))
+            click.echo(f"graded {result.graded_now} now, {result.skipped} unchanged, with {result.workers} worker(s) "
+                       f"in {result.seconds:.0f} s")
+            click.echo(f"gradebook: {result.csv_path}\nsummary:   {result.out / 'summary.txt'}\nresults:   {result.out / batch.RESULTS}/")
+            click.echo(f"report:    {result.out / 'report.html'} (each student's page in {result.out / 'reports'}/)")
+        errors = result.summary.by_status.get("grader-error", 0)
+        if errors:
+            # Those rows have no total: the gradebook is not final until a run grades them.
+            click.echo(f"grade: error: {errors} submission(s) were not graded (status grader-error: the grader failed, "
+                       f"or the exercise's own code raised; each results file's extra_data.not_run says which). "
+                       "Fix the cause and run the same command again: only those are graded again.", err=True)
+            sys.exit(int(ExitCode.GRADER_FAILED))
 
     guard(work)
 

@@ -7,6 +7,7 @@ kernel (a usage error, raised as ValueError).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,7 +64,7 @@ class OutputRead:
 class LaunchReport:
     """Everything one launch produced besides the memory it wrote."""
 
-    status: str  # "ok", "step-limit", "deadlock", "trap", "unsupported"
+    status: str  # "ok", "step-limit", "deadlock", "trap", "unsupported", "launch-bounds"
     message: str
     counters: dict
     per_line: dict
@@ -75,6 +76,8 @@ class LaunchReport:
     warp_instructions: int
     output_reads: tuple = ()  # OutputRead: an output element read before the kernel wrote it
     unwritten: dict = field(default_factory=dict)  # watched output -> elements never written
+    work_ns: float = 0.0  # the launch's modelled work (machine.Recorder.work_ns)
+    stopped_by: str = ""  # status "step-limit": the limit that stopped it, "steps", "work" or "cpu"
 
 
 def _dim3(v) -> tuple[int, int, int]:
@@ -157,8 +160,11 @@ class Emulator:
 
     # ------------------------------------------------------------------ launch
     def launch(self, kernel: str, grid=(1, 1, 1), block=(1, 1, 1), shared_bytes: int = 0,
-               args=(), step_limit: int = 2_000_000, track_hazards: bool = True) -> LaunchReport:
-        """Run a kernel over the grid and report status, counters and findings."""
+               args=(), step_limit: int = 2_000_000, track_hazards: bool = True, work_limit: float | None = None,
+               cpu_seconds: float | None = None) -> LaunchReport:
+        """Run a kernel over the grid and report status, counters and findings. The launch stops (status
+        "step-limit") at step_limit grid-wide steps, at work_limit modelled nanoseconds of work
+        (machine.Recorder.work_ns) or after cpu_seconds of this process's CPU time, whichever comes first."""
         k = self._kernel(kernel)
         grid, block = _dim3(grid), _dim3(block)
         tpb = block[0] * block[1] * block[2]
@@ -182,7 +188,8 @@ class Emulator:
         gshadow = self._global_shadow(code, num_blocks, block, grid) if track_hazards else None
         wpb = (tpb + 31) // 32
         per_chunk = max(1, MAX_LANES_PER_CHUNK // (wpb * 32))
-        status, message = "ok", ""
+        status, message, stopped_by = "ok", "", ""
+        cpu_deadline = None if cpu_seconds is None else time.process_time() + cpu_seconds
         with np.errstate(all="ignore"):
             try:
                 for b0 in range(0, num_blocks, per_chunk):
@@ -192,12 +199,12 @@ class Emulator:
                     m.shadow_blocks = shadow_blocks
                     m.gshadow = gshadow
                     try:
-                        m.run(step_limit)
+                        m.run(step_limit, work_limit, cpu_deadline)
                     finally:
                         # what the chunk printed, even if it trapped (that output helps most then)
                         rec.printf.flush(m)
             except Stop as e:
-                status, message = e.status, e.message
+                status, message, stopped_by = e.status, e.message, e.limit
             except Unsupported as e:
                 status, message = "unsupported", f"the emulator does not support {e}"
             finally:
@@ -217,7 +224,8 @@ class Emulator:
         output_reads = tuple(OutputRead(buffer, line, count) for (buffer, line), count in sorted(watch.early_reads.items())) if watch else ()
         unwritten = watch.unwritten() if watch else {}
         return LaunchReport(status, message, counters, per_line, tuple(hazards), barrier_errors,
-                            memory_errors, tuple(uninit), rec.steps, rec.warp_instructions, output_reads, unwritten)
+                            memory_errors, tuple(uninit), rec.steps, rec.warp_instructions, output_reads, unwritten,
+                            rec.work_ns, stopped_by)
 
 
 def _has_fence(code: KernelCode) -> bool:

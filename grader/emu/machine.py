@@ -12,6 +12,7 @@ which are exact for any CFG.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -29,15 +30,25 @@ _BIT = (np.uint32(1) << _SH).astype(np.uint32)
 _NOPC = np.iinfo(np.int64).max
 FULL = np.uint32(0xFFFFFFFF)
 MAX_FINDINGS = 100
+# The work model: what a launch costs the emulator, in modelled nanoseconds of CPU time. A grid-wide
+# step costs about the same whatever it does (the scheduler, NumPy's per-call overhead), plus a
+# little for each warp that takes part in it (the vector work). Fitted by bench/emu_step_cost.py on
+# every exercise's reference and tests/data/slow_kernels (docs/benchmarks.md has the run).
+STEP_NS = 50_000
+WARP_INSTRUCTION_NS = 500
+# How often (in steps) the CPU-time backstop reads the process clock: often enough to stop within a
+# small fraction of a second, rarely enough to cost nothing.
+CPU_CHECK_STEPS = 256
 
 
 class Stop(Exception):
     """Ends a launch with a status other than "ok" (trap, unsupported, deadlock)."""
 
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: str, message: str, limit: str = "") -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.limit = limit  # for "step-limit": which limit stopped it, "steps", "work" or "cpu"
 
 
 def unpack(bits: np.ndarray) -> np.ndarray:
@@ -62,6 +73,11 @@ class Recorder:
     steps: int = 0
     warp_instructions: int = 0
     printf: object = None  # a printf.PrintfLog, or None to drop device printf
+
+    @property
+    def work_ns(self) -> float:
+        """The launch's work so far in modelled nanoseconds (STEP_NS, WARP_INSTRUCTION_NS)."""
+        return STEP_NS * self.steps + WARP_INSTRUCTION_NS * self.warp_instructions
 
     def add(self, line: int, key: str, value: int) -> None:
         value = int(value)
@@ -129,28 +145,32 @@ class DecodeContext:
         self.labels = kernel.labels
 
 
+def decode_instr(ins: Instr, ctx: DecodeContext, pc: int):
+    """The handler of one instruction; raises Unsupported for a form the emulator does not run."""
+    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
+
+    for fam in (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert):
+        h = fam.decode(ins, ctx, pc)
+        if h is not None:
+            return h
+    raise Unsupported(f"opcode {ins.full}")
+
+
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from . import ops_async, ops_control, ops_convert, ops_float, ops_half, ops_int, ops_memory, ops_warp
+    from .coverage import refusal
 
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph
-    families = (ops_control, ops_warp, ops_async, ops_memory, ops_half, ops_float, ops_int, ops_convert)
     handlers = []
     for pc, ins in enumerate(kernel.instrs):
-        h = None
         try:
-            for fam in families:
-                h = fam.decode(ins, ctx, pc)
-                if h is not None:
-                    break
-            if h is None:
-                raise Unsupported(f"opcode {ins.full}")
+            h = decode_instr(ins, ctx, pc)
         except Unsupported as e:
-            h = _unsupported(ins, str(e))
+            h = _unsupported(ins, refusal(ins) or str(e))
         except (KeyError, ValueError, IndexError) as e:
-            h = _unsupported(ins, f"{ins.full} ({e})")
+            h = _unsupported(ins, refusal(ins) or f"{ins.full} ({e})")
         handlers.append(h)
     collectives = [h if hasattr(h, "membermask") else None for h in handlers]
     return KernelCode(kernel, graph, handlers, ctx.shared_offsets, ctx.static_shared,
@@ -165,6 +185,22 @@ def _unsupported(ins: Instr, what: str):
     return h
 
 
+def _check_launch_bounds(kernel: Kernel, block: tuple[int, ...]) -> None:
+    """Stop with status "launch-bounds" when the block breaks the kernel's `__launch_bounds__`
+    (`.maxntid`) or required shape (`.reqntid`): on a GPU that launch fails and runs nothing."""
+    threads = block[0] * block[1] * block[2]
+    if kernel.maxntid:
+        most = int(np.prod(kernel.maxntid))
+        if threads > most:
+            raise Stop("launch-bounds", f"the block has {threads} threads but the kernel's __launch_bounds__ allows "
+                       f"at most {most}: on a GPU this launch fails (too many resources requested for launch)")
+    if kernel.reqntid:
+        want = (tuple(kernel.reqntid) + (1, 1))[:3]
+        if tuple(block) != want:
+            raise Stop("launch-bounds", f"the block is {block} but the kernel requires exactly {want} "
+                       f"(.reqntid): on a GPU this launch fails")
+
+
 class Machine(Rendezvous):
     """One launch over a contiguous range of blocks of the grid."""
 
@@ -172,6 +208,7 @@ class Machine(Rendezvous):
                  dyn_shared: int, block_range: tuple[int, int], rec: Recorder, shadow) -> None:
         self.code = code
         self.instrs = code.kernel.instrs
+        _check_launch_bounds(code.kernel, tuple(block))
         self.heap = heap
         self.params = params
         self.rec = rec
@@ -212,6 +249,7 @@ class Machine(Rendezvous):
             "%nctaid.x": grid[0], "%nctaid.y": grid[1], "%nctaid.z": grid[2],
             "%nwarpid": self.wpb, "%dynamic_smem_size": self.dyn_shared,
             "%total_smem_size": code.static_shared + self.dyn_shared,
+            "%aggr_smem_size": code.static_shared + self.dyn_shared,
             "%smid": 0, "%nsmid": 132, "%gridid": 0,
         }
         # registers: raw bits over every lane
@@ -266,15 +304,19 @@ class Machine(Rendezvous):
             arr = {"eq": eq, "lt": eq - one, "le": (eq << one) - one,
                    "gt": ~((eq << one) - one), "ge": ~(eq - one)}[kind].astype(np.uint32)
         elif name.startswith(("%clock", "%globaltimer")):
-            return np.full(self.L, self.rec.steps, dtype=np.uint64)
+            # deterministic clocks (same file, same score): the launch's step count so far
+            t = np.uint64(self.rec.steps)
+            return np.full(self.L, t >> np.uint64(32) if name.endswith("_hi") else t, dtype=np.uint64)
         else:
             raise Unsupported(f"special register {name}")
         self._special[name] = arr
         return arr
 
     # ------------------------------------------------------------------ running
-    def run(self, step_limit: int) -> None:
-        """Run until every warp has exited; raises Stop for trap/unsupported/deadlock/step-limit."""
+    def run(self, step_limit: int, work_limit: float | None = None, cpu_deadline: float | None = None) -> None:
+        """Run until every warp has exited; raises Stop for trap/unsupported/deadlock, and with status
+        "step-limit" when the launch reaches step_limit steps, work_limit modelled nanoseconds
+        (Recorder.work_ns) or the process CPU clock reaches cpu_deadline (time.process_time)."""
         rec = self.rec
         while True:
             live = self.depth > 0
@@ -285,7 +327,13 @@ class Machine(Rendezvous):
                 return
             if rec.steps >= step_limit:
                 raise Stop("step-limit", f"stopped after {rec.steps} steps (step_limit={step_limit}); "
-                           f"an endless loop or a launch too large for the emulator")
+                           f"an endless loop or a launch too large for the emulator", "steps")
+            if work_limit is not None and rec.work_ns >= work_limit:
+                raise Stop("step-limit", f"stopped after {rec.steps} steps, {rec.work_ns / 1e9:.2f} modelled seconds "
+                           f"of work (the limit is {work_limit / 1e9:.2f})", "work")
+            if cpu_deadline is not None and rec.steps % CPU_CHECK_STEPS == 0 and time.process_time() >= cpu_deadline:
+                # The backstop for a launch whose real cost the work model underestimates badly.
+                raise Stop("step-limit", f"stopped after {rec.steps} steps at its CPU-time limit", "cpu")
             d = np.maximum(self.depth - 1, 0)
             tp = np.where(runnable, self.spc[self._ar, d], _NOPC)
             pc = int(tp.min())
@@ -312,7 +360,11 @@ class Machine(Rendezvous):
                 W, d = W[~missing], d[~missing]
                 x = self._exec(pc, W, tbits[~missing]) if W.size else None
         if x is not None:
-            self.code.handlers[pc](x)
+            try:
+                self.code.handlers[pc](x)
+            except Unsupported as e:
+                # a form found unsupported only when it runs: name it and its line all the same
+                _unsupported(self.instrs[pc], str(e))(x)
             if coll is not None:
                 self.warp_sync[W] += 1
             rec.steps += 1
@@ -472,7 +524,14 @@ class Machine(Rendezvous):
         self.wait_bar[W] = barrier
         self.wait_count[W] = count
         arriving = pack(x.mask.reshape(-1, WARP))
+        # Lanes that took a `return` only wait to exit: PTX's bar.sync waits for the non-exited
+        # threads, and `exit` releases a barrier that only exiting threads hold up, so an early
+        # `if (i >= n) return;` before __syncthreads() is well defined (compute-sanitizer's
+        # synccheck agrees). Only lanes that will still run count as missing.
         partial = arriving != self.alive[W]
+        for i in np.flatnonzero(partial):
+            w = int(W[i])
+            partial[i] = (int(self.alive[w]) & ~self._leaving(w) & ~int(arriving[i])) != 0
         if partial.any():
             for w in W[partial][:4]:
                 blk = self.block_coords(int(self.warp_block[w]))

@@ -1,8 +1,10 @@
 """The emulator's memory: a flat global heap, per-block shared memory, per-thread local memory.
 
 Global allocations are 256-byte aligned (as `cudaMalloc` guarantees, so sector counts of offset
-patterns match the hardware) and each is followed by an unmapped guard gap, so an overrun lands on
-no buffer and is reported against the buffer it ran off. Generic addresses map the shared and
+patterns match the hardware) and each is followed by an unmapped gap as long as the buffer (at
+least MIN_GAP, at most MAX_GAP bytes; the heap starts with MIN_GAP free too): an overrun by up to
+the buffer's own length, or an index gone negative, lands on no buffer and is reported as out of
+bounds of the nearer buffer, never as a read of its neighbour. Generic addresses map the shared and
 local windows to high ranges that the heap never reaches.
 """
 
@@ -15,7 +17,9 @@ import numpy as np
 from .ptx import ParamInfo, VarDecl
 
 HEAP_BASE = 1 << 32  # above 4 GiB: a pointer truncated to 32 bits never lands in the heap
-GUARD = 256
+GUARD = 4096  # the smallest gap after a buffer, and the free space below the first one
+MIN_GAP = GUARD
+MAX_GAP = 16 * 1024**2
 ALIGN = 256
 PAGE_BYTES = 4096  # alloc(page_offset=...) fixes an address modulo this: bits 0..11, those the atomic rule reads
 SHARED_WINDOW = 0x7F00_0000_0000
@@ -35,6 +39,12 @@ def span_holding(starts: np.ndarray, ends: np.ndarray, addr: np.ndarray, nbytes:
     lo, hi = int(addr.min()), int(addr.max())
     i = int(np.searchsorted(starts, np.uint64(lo), side="right")) - 1
     return i if i >= 0 and hi + int(nbytes) <= int(ends[i]) else None
+
+
+def gap_after(nbytes: int) -> int:
+    """The unmapped bytes left after a buffer of `nbytes`: its own length, within [MIN_GAP, MAX_GAP].
+    Proportional, so that a whole-row or whole-length overrun still lands on no buffer."""
+    return min(MAX_GAP, max(MIN_GAP, nbytes))
 
 
 def _word_index(byte_index: np.ndarray, size: int) -> np.ndarray:
@@ -81,7 +91,7 @@ class GlobalHeap:
                 raise ValueError(f"page offset {page_offset} is not a multiple of the alignment {align}")
             start += (int(page_offset) - start) % PAGE_BYTES
         end = start + int(nbytes)
-        self._top = end + GUARD
+        self._top = end + gap_after(int(nbytes))
         need = ((self._top - HEAP_BASE) + 15) // 16 * 16
         if need > self.data.size:
             grown = np.zeros(max(need, self.data.size * 2), dtype=np.uint8)
@@ -167,14 +177,16 @@ class GlobalHeap:
         i = int(np.searchsorted(self._starts_arr, np.uint64(addr), side="right")) - 1
         if i >= 0 and addr < self.ends[i] and addr + size <= self.ends[i]:
             return f"address {addr:#x} is not aligned to {size} bytes (buffer {self.names[i]})"
-        if i >= 0 and addr < self.ends[i] + GUARD:
-            past = addr + size - self.ends[i]
+        # In a gap: name the nearer of the buffer below (overrun) and the one above (negative index).
+        j = i + 1
+        past = addr + size - self.ends[i] if i >= 0 else None
+        before = self.starts[j] - addr if j < len(self.starts) else None
+        if past is not None and past <= gap_after(self.ends[i] - self.starts[i]) + size and (before is None or past <= before):
             n = self.ends[i] - self.starts[i]
             return f"{past} bytes past the end of the {n}-byte buffer {self.names[i]}"
-        j = i + 1
-        if 0 <= j < len(self.starts) and self.starts[j] - addr <= GUARD:
+        if before is not None and before <= max(MIN_GAP, gap_after(self.ends[j] - self.starts[j])):
             n = self.ends[j] - self.starts[j]
-            return f"{self.starts[j] - addr} bytes before the start of the {n}-byte buffer {self.names[j]}"
+            return f"{before} bytes before the start of the {n}-byte buffer {self.names[j]}"
         return f"address {addr:#x} is not inside any buffer"
 
     def byte_index(self, addr: np.ndarray) -> np.ndarray:

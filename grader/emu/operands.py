@@ -28,7 +28,20 @@ SINT = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
 SPECIAL_PREFIXES = (
     "%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%nwarpid", "%lanemask",
     "%clock", "%globaltimer", "%smid", "%nsmid", "%gridid", "%dynamic_smem_size",
-    "%total_smem_size", "%envreg", "%pm",
+    "%total_smem_size", "%aggr_smem_size", "%envreg", "%pm", "%cluster", "%nclusterid",
+    "%is_explicit_cluster", "%reserved_smem", "%current_graph_exec",
+)
+
+
+_XYZ = (".x", ".y", ".z")
+# The special registers the machine defines (machine.Machine.special). Cluster registers, %envreg
+# and the performance-monitor counters %pm* are not among them: a kernel that reads one is refused.
+KNOWN_SPECIAL = frozenset(
+    [f"{r}{c}" for r in ("%tid", "%ntid", "%ctaid", "%nctaid") for c in _XYZ]
+    + ["%laneid", "%warpid", "%nwarpid", "%smid", "%nsmid", "%gridid",
+       "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt",
+       "%clock", "%clock_hi", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi",
+       "%dynamic_smem_size", "%total_smem_size", "%aggr_smem_size"]
 )
 
 
@@ -110,6 +123,8 @@ def reader(op, dt, symbols: dict[str, int] | None = None) -> Callable:
     if isinstance(op, Reg):
         name = op.name
         if is_special(name):
+            if name not in KNOWN_SPECIAL:
+                raise Unsupported(f"special register {name}")
             return lambda x: convert_bits(x.m.special(name)[x.idx], dt)
 
         def read_reg(x, name=name, dt=dt):

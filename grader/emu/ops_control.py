@@ -53,7 +53,7 @@ def _call(ins: Instr, ctx, pc: int):
         return _trap(ins, "assert() failed")
     if callee is None and any(isinstance(o, Group) for o in ins.operands):
         raise Unsupported("indirect call")
-    raise Unsupported(f"call to {callee} (only inlined code, printf and assert are supported)")
+    raise Unsupported(f"call to {callee}")  # coverage.REFUSED says why (recursion, extern, ...)
 
 
 def _param_source(ctx, pc: int, name: str):

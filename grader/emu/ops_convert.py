@@ -7,7 +7,7 @@ import numpy as np
 from . import fp
 from .memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE
 from .operands import DTYPES, UINT, Unsupported, reader, type_mods, writer
-from .ptx import Instr, Pair, Reg, Sink, Vec
+from .ptx import Instr, Pair, Sink, Vec
 
 _CMP = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
         "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"}
@@ -171,8 +171,6 @@ def _mov(ins: Instr, types, ctx):
         return h
     ra = reader(a, dt, ctx.symbols)
     wr = writer(d, dt)
-    if isinstance(a, Reg) and not a.name.startswith("%"):
-        raise Unsupported(f"operand {a}")
     return lambda x: wr(x, ra(x))
 
 

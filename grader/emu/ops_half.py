@@ -116,6 +116,19 @@ def _join(halves: list[np.ndarray], packed: bool) -> np.ndarray:
     return (halves[0].astype(np.uint32) | (halves[1].astype(np.uint32) << np.uint32(16))).astype(np.uint32)
 
 
+def add_bits(a: np.ndarray, b: np.ndarray, t: str) -> np.ndarray:
+    """The bits of a + b (round to nearest even, subnormals kept) for raw `t` operands: f16, bf16
+    (uint16) or their packed pairs f16x2, bf16x2 (uint32, each half added on its own). This is
+    `atom.add.noftz` on half types."""
+    packed = t.endswith("x2")
+    fmt = t[:-2] if packed else t
+    out = []
+    for ha, hb in zip(_split(a, packed), _split(b, packed)):
+        s, e = _two_sum(_values(ha, fmt), _values(hb, fmt))
+        out.append(_to_bits(round_exact(s, e, fmt), fmt))
+    return _join(out, packed)
+
+
 # ---------------------------------------------------------------------------- decode
 
 def decode(ins: Instr, ctx, pc: int):

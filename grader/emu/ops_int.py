@@ -2,6 +2,8 @@
 
 Arithmetic runs on NumPy integer arrays of the instruction's width, which wrap exactly as PTX
 requires; widening forms (`.wide`, `.hi`) use the next width up, or 32-bit halves for 64-bit `.hi`.
+The extended-precision forms (`add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`, which the math
+library's argument reductions use) keep the carry flag CC.CF per thread in a hidden register.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .operands import DTYPES, UINT, Unsupported, reader, type_mods, writer
-from .ptx import Instr
+from .ptx import Instr, Reg
 
 _WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64", "s64": None, "u64": None}
 
@@ -104,6 +106,10 @@ def _brev(v, w):
 def decode(ins: Instr, ctx, pc: int):
     """Handler for an integer/bitwise instruction, or None."""
     op = ins.opcode
+    if op in ("dp4a", "dp2a"):
+        return _dot(ins)
+    if op in ("addc", "subc", "madc") or ("cc" in ins.mods and op in ("add", "sub", "mad")):
+        return _carry(ins, ctx)
     if op not in _OPS:
         return None
     types = type_mods(ins)
@@ -336,3 +342,108 @@ def decode(ins: Instr, ctx, pc: int):
         return h
 
     raise Unsupported(f"opcode {ins.full}")
+
+
+def _parts(v: np.ndarray, width: int, signed: bool) -> list[np.ndarray]:
+    """The `width`-bit fields of 32-bit values, low first, as int64 (sign-extended when signed)."""
+    v = np.asarray(v).astype(np.uint32).astype(np.int64)
+    out = []
+    for k in range(32 // width):
+        f = (v >> (width * k)) & ((1 << width) - 1)
+        if signed:
+            f = np.where(f >= 1 << (width - 1), f - (1 << width), f)
+        out.append(f)
+    return out
+
+
+def _dot(ins: Instr):
+    """dp4a.atype.btype d, a, b, c: c plus the dot product of a's and b's four bytes;
+    dp2a.{lo,hi}.atype.btype d, a, b, c: c plus the dot product of a's two 16-bit halves with two
+    bytes of b (bytes 0-1 for .lo, 2-3 for .hi). Signedness per operand; the sum wraps at 32 bits."""
+    types = [m for m in ins.mods if m in ("u32", "s32")]
+    if len(types) != 2:
+        raise Unsupported(f"opcode {ins.full}")
+    sa, sb = types[0] == "s32", types[1] == "s32"
+    o = ins.operands
+    ra, rb = reader(o[1], np.uint32), reader(o[2], np.uint32)
+    signed_out = sa or sb
+    rc = reader(o[3], np.int32 if signed_out else np.uint32)
+    wr = writer(o[0], np.uint32)
+    if ins.opcode == "dp2a":
+        if "lo" not in ins.mods and "hi" not in ins.mods:
+            raise Unsupported(f"opcode {ins.full}")
+        first = 0 if "lo" in ins.mods else 2
+
+    def h(x):
+        if ins.opcode == "dp4a":
+            pa, pb = _parts(ra(x), 8, sa), _parts(rb(x), 8, sb)
+        else:
+            pa, pb = _parts(ra(x), 16, sa), _parts(rb(x), 8, sb)[first:first + 2]
+        acc = np.asarray(rc(x)).astype(np.int64)
+        for fa, fb in zip(pa, pb):
+            acc = acc + fa * fb
+        wr(x, (acc & 0xFFFFFFFF).astype(np.uint32))
+    return h
+
+
+CARRY = "%__cc_cf"  # the hidden per-thread register holding the carry flag CC.CF (0 or 1)
+
+
+def _carry(ins: Instr, ctx):
+    """add/sub/mad with carry-in (`addc`, `subc`, `madc`) and/or carry-out (`.cc`).
+
+    add: d = a + b (+ CF); sub: d = a - (b + CF), CF then the borrow; mad.lo/.hi: d = (a*b).lo/.hi
+    + c (+ CF). 32-bit forms run on int64/uint64 arrays (every intermediate fits); 64-bit forms on
+    Python integers (they are rare: a few per math-library call).
+    """
+    op = ins.opcode
+    base = op[:-1] if op in ("addc", "subc", "madc") else op
+    cin, cout = op != base, "cc" in ins.mods
+    types = type_mods(ins)
+    if not types or types[-1] not in ("u32", "s32", "u64", "s64", "b32", "b64"):
+        raise Unsupported(f"opcode {ins.full}")
+    t = types[-1]
+    w = 32 if t.endswith("32") else 64
+    signed = t.startswith("s")
+    mask = (1 << w) - 1
+    if base == "mad" and not ({"lo", "hi"} & set(ins.mods)):
+        raise Unsupported(f"opcode {ins.full}")
+    hi = "hi" in ins.mods
+    udt, sdt = UINT[w // 8], np.dtype(DTYPES["s%d" % w])
+    o = ins.operands
+    srcs = [reader(a, sdt if (signed and base == "mad" and k < 2) else udt) for k, a in enumerate(o[1:])]
+    wr = writer(o[0], udt)
+    ctx.kernel.regs.setdefault(CARRY, "u32")
+    rcf, wcf = reader(Reg(CARRY), np.uint32), writer(Reg(CARRY), np.uint32)
+
+    # 32 bits: sums stay below 2**34 in int64; an unsigned product below 2**64 in uint64
+    work = object if w == 64 else (np.int64 if signed or base != "mad" else np.uint64)
+
+    def h(x):
+        vals = [np.broadcast_to(np.asarray(r(x)), (x.n,)).astype(work) for r in srcs]
+        if base == "mad" and w == 32:
+            p = vals[0] * vals[1]
+            part = (p >> work(32)) & work(mask) if hi else p & work(mask)
+            vals = [part.astype(np.int64), None, vals[2].astype(np.int64)]
+        elif w == 32:
+            vals = [v.astype(np.int64) for v in vals]
+        cf = np.asarray(rcf(x)).astype(np.int64 if w == 32 else object) if cin else 0
+        if base == "add":
+            s = vals[0] + vals[1] + cf
+        elif base == "sub":
+            s = vals[0] - (vals[1] + cf)
+        elif w == 32:
+            s = vals[0] + vals[2] + cf
+        else:
+            p = vals[0] * vals[1]
+            part = (p >> w) & mask if hi else p & mask
+            s = part + vals[2] + cf
+        if w == 32:
+            wr(x, (s & mask).astype(udt))
+            flag = s < 0 if base == "sub" else (s >> 32) != 0
+        else:
+            wr(x, np.array([int(v) & mask for v in s], dtype=udt))
+            flag = np.array([int(v) < 0 for v in s] if base == "sub" else [int(v) >> w != 0 for v in s], dtype=bool)
+        if cout:
+            wcf(x, flag.astype(np.uint32))
+    return h

@@ -82,7 +82,7 @@ def decode(ins: Instr, ctx, pc: int):
     if not types:
         raise Unsupported(f"opcode {ins.full}")
     t = types[-1]
-    if t in ("f16", "bf16", "f16x2", "bf16x2") and op in ("atom", "red"):
+    if t in ("f16", "bf16", "f16x2", "bf16x2") and op in ("atom", "red") and "add" not in ins.mods:
         raise Unsupported(f"opcode {ins.full} (half precision)")
     if op in ("ld", "ldu", "st"):
         return _ldst(ins, ctx, space, t, op != "st")
@@ -357,6 +357,8 @@ def _atom(ins: Instr, ctx, space: str, t: str, returns: bool):
     aop = next((mo for mo in ins.mods if mo in _ATOM_OPS), None)
     if aop is None:
         raise Unsupported(f"opcode {ins.full}")
+    if t in ("f16", "bf16", "f16x2", "bf16x2"):
+        aop = "hadd:" + t  # a half-precision add on raw bits (ops_half.add_bits)
     dt = np.dtype(DTYPES[t])
     o = ins.operands
     if returns:
@@ -505,6 +507,10 @@ def _atom_target(x, space, addr, esize, line):
 
 
 def _combine(aop, cur, b, c, dt):
+    if aop.startswith("hadd:"):
+        from .ops_half import add_bits
+
+        return add_bits(cur, b, aop[len("hadd:"):]).astype(dt)
     if aop == "add":
         if dt.kind == "f":
             return (cur + b).astype(dt)

@@ -32,15 +32,40 @@ class Collective:
     (same opcode and qualifiers).
     """
 
-    def __init__(self, ins: Instr, mask_operand, read: Callable, compute: Callable, write: Callable) -> None:
+    def __init__(self, ins: Instr, mask_operand, read: Callable, compute: Callable, write: Callable,
+                 per_member: bool = False) -> None:
         self.membermask = reader(mask_operand, np.uint32)
         self.signature = (ins.opcode, *ins.mods)
         self.read = read
         self.compute = compute
         self.write = write
+        # votes, reductions and matches combine only the lanes of each lane's own membermask
+        self.per_member = per_member
 
     def __call__(self, x) -> None:
-        self.write(x, self.compute(self.read(x), x.mask.reshape(-1, WARP)))
+        part = x.mask.reshape(-1, WARP)
+        vals = self.read(x)
+        if self.per_member:
+            mm = np.broadcast_to(np.asarray(self.membermask(x), dtype=np.uint32), (x.n,)).reshape(-1, WARP)
+            if not (mm == mm[:, :1]).all():
+                self.write(x, self._by_group(vals, part, mm))
+                return
+        self.write(x, self.compute(vals, part))
+
+    def _by_group(self, vals, part, mm):
+        """Lanes of one warp that name different membermasks (the tiles of a `tiled_partition<16>`
+        reducing at once): each lane's result covers the active lanes of its own membermask."""
+        res = None
+        bits = (np.uint32(1) << np.arange(WARP, dtype=np.uint32))
+        for m in np.unique(mm[part]):
+            mine = ((mm == m) & part).ravel()
+            group = part & ((np.uint32(m) & bits) != 0)[None, :]
+            r = self.compute(vals, group)
+            if res is None:
+                res = r
+            else:
+                res = tuple(None if new is None else np.where(mine, new, old) for new, old in zip(r, res))
+        return res
 
 
 def _lanes(r: Callable, dt) -> Callable:
@@ -161,7 +186,7 @@ def _vote(ins: Instr):
         r = {"all": cnt == tot, "any": cnt > 0, "uni": (cnt == 0) | (cnt == tot)}[mode]
         return (np.repeat(r, WARP),)
 
-    h = Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]))
+    h = Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]), per_member=True)
     if "sync" not in ins.mods or len(o) < 3:
         return lambda x: h.write(x, compute(h.read(x), x.mask.reshape(-1, WARP)))  # pre-Volta vote
     return h
@@ -193,7 +218,7 @@ def _redux(ins: Instr) -> Collective:
             r = np.bitwise_xor.reduce(np.where(m2, a, dt.type(0)), axis=1)
         return (np.repeat(np.asarray(r, dtype=dt), WARP),)
 
-    return Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]))
+    return Collective(ins, o[2], lambda x: (ra(x),), compute, lambda x, res: wr(x, res[0]), per_member=True)
 
 
 def _match(ins: Instr) -> Collective:
@@ -220,4 +245,4 @@ def _match(ins: Instr) -> Collective:
         if wp is not None and res[1] is not None:
             wp(x, res[1])
 
-    return Collective(ins, o[2], lambda x: (ra(x),), compute, write)
+    return Collective(ins, o[2], lambda x: (ra(x),), compute, write, per_member=True)

@@ -1,9 +1,11 @@
 """Parse the PTX text NVRTC emits into a `Module` of kernels and instructions.
 
-The parser is deliberately forgiving about what it does not need (directives such as `.maxntid`,
-`.pragma`, cache qualifiers) and exact about what it does: operands, guards, declarations and the
-`.loc` line of every instruction. Opcodes are not validated here; an unknown opcode only matters
-if it is executed, and the machine reports it then.
+The parser is deliberately forgiving about what it does not need (directives such as `.pragma`,
+cache qualifiers) and exact about what it does: operands, guards, declarations, launch bounds
+(`.maxntid`, `.reqntid`) and the `.loc` line of every instruction. Calls of the module's own `.func`
+bodies (`__noinline__` device functions) are inlined into each kernel at parse time; recursion is
+left as a call, which the machine refuses. Opcodes are not validated here; an unknown opcode only
+matters if it is executed, and the machine reports it then.
 """
 
 from __future__ import annotations
@@ -124,6 +126,7 @@ class Instr:
     guard: tuple[str, bool] | None  # (predicate register, negated)
     line: int  # submission source line, 0 when unknown
     text: str
+    call_left: str = ""  # a call the parser could not inline: "recursive" or "too-large"
 
     @property
     def full(self) -> str:
@@ -142,6 +145,9 @@ class Kernel:
     instrs: list[Instr]
     labels: dict[str, int]
     param_bytes: int = 0
+    rets: tuple[ParamInfo, ...] = ()  # a `.func`'s return parameters (empty for an `.entry`)
+    maxntid: tuple[int, ...] = ()  # `.maxntid` (from __launch_bounds__): the most threads a block may have
+    reqntid: tuple[int, ...] = ()  # `.reqntid`: the exact block shape the kernel requires
 
 
 @dataclass
@@ -152,6 +158,7 @@ class Module:
     variables: list[VarDecl] = field(default_factory=list)  # module-scope .global/.const
     extern_shared: list[VarDecl] = field(default_factory=list)
     functions: set[str] = field(default_factory=set)  # declared .func names (callees)
+    funcs: dict[str, Kernel] = field(default_factory=dict)  # `.func` bodies, by name (inlined into kernels)
 
 
 class PTXParseError(ValueError):
@@ -159,6 +166,8 @@ class PTXParseError(ValueError):
 
 
 # ---------------------------------------------------------------- lexing
+
+WARP_SIZE = 32  # the value of the predefined PTX constant WARP_SZ
 
 _TYPE_SIZES = {
     "b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2,
@@ -280,6 +289,9 @@ def parse_operand(s: str):
     s = s.strip()
     if s == "_":
         return Sink()
+    if s == "WARP_SZ":
+        # the PTX constant `warpSize` compiles to: 32 on every architecture
+        return Imm(WARP_SIZE)
     if s.startswith("!"):
         return Not(Reg(s[1:].strip()))
     if s.startswith("{") and s.endswith("}"):
@@ -429,13 +441,18 @@ def _parse_instr(stmt: str, line: int) -> Instr:
 
 
 def parse(text: str) -> Module:
-    """Parse PTX text into a Module."""
+    """Parse PTX text into a Module.
+
+    Registers and labels declared in a nested `{ }` block (inline asm, call sequences) are local to
+    it in PTX and may reuse outer names (`{ .reg .u32 %r1; ... }` shadows the function's `%r1`):
+    they get names of their own here, so the flat register file keeps both.
+    """
     mod = Module()
     text = _strip_comments(text)
     kernel: Kernel | None = None
-    in_func_body = False  # a non-entry .func body we skip
     depth = 0
     line = 0
+    scopes: list[_Scope] = []  # the nested blocks open inside the current kernel or function
     for item in _statements(text):
         if item[0] == "dir":
             if item[1].startswith(".loc"):
@@ -451,38 +468,105 @@ def parse(text: str) -> Module:
                     kernel.param_bytes = max((p.offset + p.size for p in params), default=0)
                     mod.kernels[name] = kernel
                 else:
-                    in_func_body = True
-                    nm = re.search(r"\.func\s+(?:\([^)]*\)\s*)?([$\w]+)", stmt)
-                    if nm:
-                        mod.functions.add(nm.group(1))
+                    kernel = _func_header(stmt)
+                    mod.functions.add(kernel.name)
+                    mod.funcs[kernel.name] = kernel
+                _bounds(stmt, kernel)
                 depth = 1
                 line = 0
+                scopes = []
             else:
                 if stmt:
-                    _handle_stmt(stmt, mod, kernel, in_func_body, line)
-                depth += 1 if depth else 0
+                    _handle_stmt(stmt, mod, kernel, line, scopes)
+                if depth:
+                    depth += 1
+                    if kernel is not None:
+                        scopes.append(_Scope({}, {}, len(kernel.instrs)))
             continue
         if term == "}":
             if stmt:
-                _handle_stmt(stmt, mod, kernel, in_func_body, line)
+                _handle_stmt(stmt, mod, kernel, line, scopes)
             if depth:
                 depth -= 1
+                if scopes:
+                    _close_scope(scopes.pop(), kernel)
                 if depth == 0:
                     kernel = None
-                    in_func_body = False
             continue
         if term == ":":
-            if kernel is not None and not in_func_body:
-                kernel.labels[stmt] = len(kernel.instrs)
+            if kernel is not None:
+                name = stmt
+                if scopes:
+                    name = scopes[-1].labels[stmt] = f"{stmt}#s{len(kernel.labels)}"
+                kernel.labels[name] = len(kernel.instrs)
             continue
         if stmt:
-            _handle_stmt(stmt, mod, kernel, in_func_body, line)
+            _handle_stmt(stmt, mod, kernel, line, scopes)
+    for k in mod.kernels.values():
+        _inline_calls(mod, k)
     return mod
 
 
-def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line: int) -> None:
-    if skip:
+@dataclass
+class _Scope:
+    """A nested block: its registers and labels (PTX name -> unique name), and where it starts."""
+
+    regs: dict[str, str]
+    labels: dict[str, str]
+    start: int
+
+
+def _close_scope(scope: _Scope, kernel: Kernel) -> None:
+    """Point the block's branches at its own labels (a branch may precede its label)."""
+    if not scope.labels:
         return
+    for i in range(scope.start, len(kernel.instrs)):
+        ins = kernel.instrs[i]
+        if any(isinstance(o, Sym) and o.name in scope.labels for o in ins.operands):
+            ops = tuple(Sym(scope.labels[o.name], o.offset) if isinstance(o, Sym) and o.name in scope.labels else o
+                        for o in ins.operands)
+            kernel.instrs[i] = dataclasses.replace(ins, operands=ops)
+
+
+def _scoped(op, names: dict[str, str]):
+    """An operand with the registers of enclosing nested blocks given their unique names."""
+    if isinstance(op, Reg):
+        return Reg(names.get(op.name, op.name))
+    if isinstance(op, Sym):
+        return Reg(names[op.name]) if op.offset == 0 and op.name in names else op
+    if isinstance(op, Not):
+        return Not(_scoped(op.inner, names))
+    if isinstance(op, Vec):
+        return Vec(tuple(_scoped(i, names) for i in op.items))
+    if isinstance(op, Group):
+        return Group(tuple(_scoped(i, names) for i in op.items))
+    if isinstance(op, Pair):
+        return Pair(_scoped(op.first, names), _scoped(op.second, names))
+    if isinstance(op, Addr) and op.base is not None:
+        base = _scoped(op.base, names)
+        return Addr(base, op.offset) if base is not op.base else op
+    return op
+
+
+def _func_header(stmt: str) -> Kernel:
+    """A `.func` header: `.func (.param .b32 ret) name(.param .b32 a, ...)`."""
+    m = re.search(r"\.func\s+(?:\((.*?)\)\s*)?([$\w]+)\s*(?:\((.*)\))?", stmt, flags=re.S)
+    if not m:
+        raise PTXParseError(f"cannot parse function header: {stmt[:80]}")
+    rets = _parse_params(f"({m.group(1)})") if m.group(1) else ()
+    params = _parse_params(f"({m.group(3)})") if m.group(3) else ()
+    return Kernel(m.group(2), params, {}, [], [], [], {}, rets=rets)
+
+
+def _bounds(stmt: str, kernel: Kernel) -> None:
+    """`.maxntid x, y, z` / `.reqntid x, y, z` after a header: the launch bounds the kernel declares."""
+    for key in ("maxntid", "reqntid"):
+        m = re.search(rf"\.{key}\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", stmt)
+        if m:
+            setattr(kernel, key, tuple(int(g) for g in m.groups() if g is not None))
+
+
+def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, line: int, scopes: list | None = None) -> None:
     toks = stmt.split()
     head = toks[0]
     if kernel is None:
@@ -500,7 +584,7 @@ def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line
         return
     if head.startswith("."):
         if head == ".reg":
-            _declare_regs(stmt, kernel)
+            _declare_regs(stmt, kernel, scopes[-1].regs if scopes else None)
         elif head == ".shared" or (head == ".extern" and ".shared" in toks):
             kernel.shared.append(_parse_var(stmt, "shared"))
         elif head == ".local":
@@ -508,6 +592,10 @@ def _handle_stmt(stmt: str, mod: Module, kernel: Kernel | None, skip: bool, line
         # .param inside call blocks, .maxntid, .pragma ...: nothing to do
         return
     ins = _parse_instr(stmt, line)
+    if scopes and any(sc.regs for sc in scopes):
+        names = {k: v for sc in scopes for k, v in sc.regs.items()}  # inner blocks override outer ones
+        guard = (names.get(ins.guard[0], ins.guard[0]), ins.guard[1]) if ins.guard else None
+        ins = dataclasses.replace(ins, operands=tuple(_scoped(o, names) for o in ins.operands), guard=guard)
     if any(_names_scoped_reg(o, kernel.regs) for o in ins.operands):
         ins = dataclasses.replace(ins, operands=tuple(_as_reg(o, kernel.regs) for o in ins.operands))
     kernel.instrs.append(ins)
@@ -541,9 +629,18 @@ def _as_reg(op, regs):
     return op
 
 
-def _declare_regs(stmt: str, kernel: Kernel) -> None:
+def _declare_regs(stmt: str, kernel: Kernel, scope: dict[str, str] | None = None) -> None:
+    """Declare registers; inside a nested block (`scope`), each under a name of its own."""
     toks = stmt.replace(",", " ").split()
     rtype = None
+
+    def declare(name: str) -> None:
+        if scope is not None:
+            unique = f"{name}#s{len(kernel.regs)}"  # `#` cannot occur in a PTX name
+            scope[name] = unique
+            name = unique
+        kernel.regs[name] = rtype
+
     for t in toks[1:]:
         if t.startswith(".") and t[1:] in _TYPE_SIZES:
             rtype = t[1:]
@@ -553,6 +650,205 @@ def _declare_regs(stmt: str, kernel: Kernel) -> None:
         m = re.fullmatch(r"(%?[$\w]+)<(\d+)>", t)
         if m:
             for i in range(int(m.group(2))):
-                kernel.regs[f"{m.group(1)}{i}"] = rtype
+                declare(f"{m.group(1)}{i}")
         elif rtype:
-            kernel.regs[t] = rtype
+            declare(t)
+
+
+# ---------------------------------------------------------------- inlining `.func` calls
+
+MAX_INLINED_INSTRS = 50_000  # a kernel grown past this by inlining keeps its remaining calls (refused)
+
+
+@dataclass(frozen=True)
+class _Label:
+    name: str
+
+
+def _items(k: Kernel) -> list:
+    """The kernel's instructions with its labels interleaved as _Label markers."""
+    at: dict[int, list[str]] = {}
+    for name, i in k.labels.items():
+        at.setdefault(i, []).append(name)
+    out: list = []
+    for i, ins in enumerate(k.instrs):
+        out += [_Label(n) for n in at.get(i, ())]
+        out.append(ins)
+    out += [_Label(n) for n in at.get(len(k.instrs), ())]
+    return out
+
+
+def _inline_calls(mod: Module, k: Kernel) -> None:
+    """Replace each `call` of a `.func` defined in the module by the function's body.
+
+    Registers, labels and `.local` arrays of each inlined copy get names of their own; `ret` becomes a
+    branch to the end of the copy; the call's `.param` traffic becomes register moves (scalars) or
+    per-thread local memory (aggregates). A call that recurses, or that would grow the kernel past
+    MAX_INLINED_INSTRS, stays a `call` marked with why: the machine refuses it when it runs.
+    """
+    if not mod.funcs or not any(i.opcode == "call" for i in k.instrs):
+        return
+    counter = [0, 0]  # copies inlined, instructions they added
+    items = _expand(mod, k, _items(k), (), counter)
+    k.instrs, k.labels = [], {}
+    for it in items:
+        if isinstance(it, _Label):
+            k.labels[it.name] = len(k.instrs)
+        else:
+            k.instrs.append(it)
+
+
+def _callee(ins: Instr) -> str | None:
+    return next((o.name for o in ins.operands if isinstance(o, Sym)), None)
+
+
+def _param_name(op) -> str | None:
+    if isinstance(op, Addr) and isinstance(op.base, Sym):
+        return op.base.name
+    return None
+
+
+def _expand(mod: Module, k: Kernel, items: list, stack: tuple[str, ...], counter: list) -> list:
+    """`items` with each call of a module function replaced by its renamed body, recursively."""
+    out: list = []
+    pending: dict[int, Instr] = {}
+    for idx, it in enumerate(items):
+        it = pending.pop(idx, it)
+        if isinstance(it, _Label) or it.opcode != "call" or _callee(it) not in mod.funcs:
+            out.append(it)
+            continue
+        name = _callee(it)
+        if name in stack:
+            out.append(dataclasses.replace(it, call_left="recursive"))
+            continue
+        func = mod.funcs[name]
+        if len(k.instrs) + counter[1] + len(func.instrs) > MAX_INLINED_INSTRS:
+            out.append(dataclasses.replace(it, call_left="too-large"))
+            continue
+        counter[0] += 1
+        counter[1] += len(func.instrs)
+        n = counter[0]
+        groups = [o for o in it.operands if isinstance(o, Group)]
+        ret_names = [o.name for o in groups[0].items] if len(groups) == 2 else []
+        arg_names = [o.name for o in groups[-1].items] if groups else []
+        # the caller's st.param before the call and ld.param after it, within its call sequence
+        before = []
+        j = len(out) - 1
+        while j >= 0 and len(before) < 64 and isinstance(out[j], Instr) and out[j].opcode != "call":
+            if out[j].opcode == "st" and "param" in out[j].mods and _param_name(out[j].operands[0]) in arg_names:
+                before.append(j)
+            j -= 1
+        after = []
+        j = idx + 1
+        while j < len(items) and len(after) < 64 and isinstance(items[j], Instr) and items[j].opcode != "call":
+            if items[j].opcode == "ld" and "param" in items[j].mods and _param_name(items[j].operands[1]) in ret_names:
+                after.append(j)
+            j += 1
+        slots: dict[str, object] = {}  # the caller's param name -> slot
+        own: dict[str, object] = {}  # the callee's param name -> slot (its body's nested calls reuse caller names)
+        body_uses = [i for i in func.instrs if i.opcode in ("ld", "st") and "param" in i.mods]
+        for names, infos in ((arg_names, func.params), (ret_names, func.rets)):
+            for caller_name, info in zip(names, infos):
+                uses = [out[j] for j in before] + [items[j] for j in after] + body_uses
+                uses = [u for u in uses if _param_name(u.operands[0 if u.opcode == "st" else 1]) in (caller_name, info.name)]
+                slot = _slot(k, info, uses, n)
+                slots[caller_name] = slot
+                own[info.name] = slot
+        for j in before:
+            out[j] = _param_access(out[j], slots)
+        for j in after:
+            pending[j] = _param_access(items[j], slots)
+        end = f"$end#inl{n}"
+        if it.guard is not None:
+            out.append(Instr("bra", (), (Sym(end),), (it.guard[0], not it.guard[1]), it.line, f"(call {name})"))
+        body = _renamed_body(k, func, n, own, end)
+        out += _expand(mod, k, body, stack + (name,), counter)
+        out.append(_Label(end))
+    return out
+
+
+def _slot(k: Kernel, info: ParamInfo, uses: list, n: int):
+    """Where one call parameter lives in the inlined copy: a register (a scalar moved whole) or a
+    per-thread `.local` array (an aggregate, or one accessed in parts)."""
+    size = info.size
+    scalar = size in (2, 4, 8) and _TYPE_SIZES.get(info.ptx_type) == size
+    for u in uses:
+        a = u.operands[0 if u.opcode == "st" else 1]
+        data = u.operands[1 if u.opcode == "st" else 0]
+        ts = [m for m in u.mods if m in _TYPE_SIZES]
+        if a.base.offset or a.offset or isinstance(data, Vec) or not ts or _TYPE_SIZES[ts[-1]] != size:
+            scalar = False
+    if scalar:
+        reg = f"%{info.name}#inl{n}"
+        k.regs[reg] = f"b{size * 8}"
+        return Reg(reg)
+    var = VarDecl(f"{info.name}#inl{n}", "local", max(info.align, 8), "b8", max(size, 1))
+    k.local.append(var)
+    return var
+
+
+def _param_access(ins: Instr, slots: dict) -> Instr:
+    """A `st.param`/`ld.param` of a call parameter, rewritten onto its slot."""
+    ai = 0 if ins.opcode == "st" else 1
+    a = ins.operands[ai]
+    slot = slots.get(_param_name(a))
+    if slot is None:
+        return ins
+    if isinstance(slot, Reg):
+        bits = f"b{_TYPE_SIZES[[m for m in ins.mods if m in _TYPE_SIZES][-1]] * 8}"
+        ops = (slot, ins.operands[1]) if ins.opcode == "st" else (ins.operands[0], slot)
+        return dataclasses.replace(ins, opcode="mov", mods=(bits,), operands=ops)
+    mods = tuple("local" if m == "param" else m for m in ins.mods)
+    ops = list(ins.operands)
+    ops[ai] = Addr(Sym(slot.name), a.base.offset + a.offset)
+    return dataclasses.replace(ins, mods=mods, operands=tuple(ops))
+
+
+def _renamed_body(k: Kernel, func: Kernel, n: int, slots: dict, end: str) -> list:
+    """The function's body for inlined copy n: fresh register, label and local names; `ret` a branch
+    to `end`; parameter accesses onto their slots."""
+    names: dict[str, str] = {}
+    for r, t in func.regs.items():
+        new = f"{r}#inl{n}"  # `#` cannot occur in a PTX name: no clash with the caller's
+        names[r] = new
+        k.regs[new] = t
+    for lbl in func.labels:
+        names[lbl] = f"{lbl}#inl{n}"
+    for v in func.local:
+        names[v.name] = f"{v.name}#inl{n}"
+        k.local.append(dataclasses.replace(v, name=names[v.name]))
+    for v in func.shared:
+        if all(s.name != v.name for s in k.shared):
+            k.shared.append(v)  # a function's static shared array is one per block, however often called
+
+    def ren(op):
+        if isinstance(op, Reg):
+            return Reg(names.get(op.name, op.name))
+        if isinstance(op, Sym):
+            return Sym(names.get(op.name, op.name), op.offset)
+        if isinstance(op, Addr):
+            return Addr(ren(op.base) if op.base is not None else None, op.offset)
+        if isinstance(op, Vec):
+            return Vec(tuple(ren(i) for i in op.items))
+        if isinstance(op, Group):
+            return Group(tuple(ren(i) for i in op.items))
+        if isinstance(op, Pair):
+            return Pair(ren(op.first), ren(op.second))
+        if isinstance(op, Not):
+            return Not(ren(op.inner))
+        return op
+
+    out: list = []
+    for it in _items(func):
+        if isinstance(it, _Label):
+            out.append(_Label(names[it.name]))
+            continue
+        guard = (names.get(it.guard[0], it.guard[0]), it.guard[1]) if it.guard else None
+        if it.opcode == "ret":
+            out.append(dataclasses.replace(it, opcode="bra", mods=(), operands=(Sym(end),), guard=guard))
+            continue
+        ins = dataclasses.replace(it, operands=tuple(ren(o) for o in it.operands), guard=guard)
+        if ins.opcode in ("ld", "st") and "param" in ins.mods:
+            ins = _param_access(ins, slots)
+        out.append(ins)
+    return out

@@ -7,6 +7,7 @@ never runs the emulator again, so it shows exactly what was graded.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ class Finding:
     lines: tuple[int, ...]
     sizes: str
     text: str
+    also: tuple[str, ...] = ()  # other checks that reported the same finding (correctness names a cause too)
 
 
 @dataclass(frozen=True)
@@ -164,7 +166,7 @@ def build(document: Mapping[str, Any], source: str | None, *, source_problem: st
                               tuple(by_line.get(i, ()))))
     shown_lines = len(lines)
     outside = tuple(f for f in findings if any(n > shown_lines for n in f.lines) or not f.lines)
-    checks = tuple(_check_row(t, [f for f in findings if f.check == t.get("name")]) for t in tests)
+    checks = tuple(_check_row(t, [f for f in findings if t.get("name") in (f.check,) + f.also]) for t in tests)
     missing = plots.available()
     return SubmissionPage(
         exercise=one_line(extra.get("exercise", "")), submission=one_line(extra.get("submission", "submission.cu")),
@@ -187,7 +189,10 @@ def page_html(document: Mapping[str, Any], source: str | None, *, source_problem
 
 
 def _findings(tests: Sequence[Mapping[str, Any]]) -> list[Finding]:
+    """Every test's findings, each once: the same record from two checks (an out-of-bounds read that
+    correctness names as the cause and memory safety reports) is one finding of both."""
     out: list[Finding] = []
+    index: dict[tuple[str, tuple[int, ...], str, str], int] = {}
     for t in tests:
         name = one_line(t.get("name", ""))
         extra = t.get("extra_data") or {}
@@ -198,8 +203,15 @@ def _findings(tests: Sequence[Mapping[str, Any]]) -> list[Finding]:
             if not isinstance(r, Mapping):
                 continue
             lines = tuple(sorted({int(n) for n in r.get("lines", []) if isinstance(n, int) and n > 0}))
-            out.append(Finding(f"f-{len(out) + 1}", name, one_line(r.get("kind", "finding")), lines,
-                               one_line(r.get("sizes", "")), shown(r.get("text", ""))))
+            kind, sizes, text = one_line(r.get("kind", "finding")), one_line(r.get("sizes", "")), shown(r.get("text", ""))
+            key = (kind, lines, sizes, text)
+            if key in index:
+                first = out[index[key]]
+                if name != first.check and name not in first.also:
+                    out[index[key]] = dataclasses.replace(first, also=first.also + (name,))
+                continue
+            index[key] = len(out)
+            out.append(Finding(f"f-{len(out) + 1}", name, kind, lines, sizes, text))
     return out
 
 

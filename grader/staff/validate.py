@@ -1,8 +1,11 @@
 """`grade validate`: proof that an exercise is ready to hand out.
 
-The spec validates; the reference solution scores full marks; the skeleton compiles and fails
-correctness; every wrong submission fails the category its header names (`// expect: race`) and
-nothing it does not declare (`// also: correctness`); the public sizes are among the hidden ones.
+The spec validates; the exercise keeps every convention of grader.staff.conventions; the reference
+solution scores full marks; the skeleton compiles and fails correctness; every wrong submission fails
+the category its header names (`// expect: race`) and nothing it does not declare (`// also:
+correctness`); the public sizes are among the hidden ones. A check gated behind an earlier failure
+was not graded, and a grading the grader (or the exercise's own code) failed is no verdict: validate
+says so rather than "passed".
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from ..exercise import Exercise
 from ..exercise import load as load_exercise
 from ..results import Report
 from ..spec import CATEGORIES
+from .conventions import CONVENTIONS
 
 _EXPECT = re.compile(r"^\s*(?://|#)\s*expect:\s*([\w-]+)\s*$", re.MULTILINE)
 _ALSO = re.compile(r"^\s*(?://|#)\s*also:\s*([\w\s,-]+?)\s*$", re.MULTILINE)
@@ -61,6 +65,24 @@ def failing(report: Report) -> set[str]:
     return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
 
 
+def gated_reason(report: Report, category: str) -> str:
+    """Why the check of `category` was not graded (gated behind an earlier failure), or "" when it was."""
+    for t in report.tests:
+        if t.category == category and t.extra.get("gated"):
+            first = t.output.splitlines()[0] if t.output else "an earlier check failed"
+            return first.removeprefix("Not graded: ").rstrip(".")
+    return ""
+
+
+def _fault_text(report: Report) -> str:
+    """The grader faults of a report, each reason once, with the first line of an exception's traceback's end."""
+    texts = []
+    for n in report.grader_faults:
+        last = n.detail.strip().splitlines()[-1] if n.detail.strip() else ""
+        texts.append(n.reason + (f": {last}" if last else ""))
+    return "; ".join(dict.fromkeys(texts))
+
+
 def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
              progress: Callable[[str], None] = lambda _: None) -> Validation:
     """Run every promise an exercise makes and collect the verdicts."""
@@ -70,6 +92,7 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     chosen, _, _ = api.resolve_backend(backend)
     out = Validation(exercise.id, chosen)
     out.add(True, f"spec.toml is valid ({len(exercise.spec.checks)} checks, {exercise.spec.max_score:g} points)")
+    _check_conventions(exercise, out, progress)
     spec = exercise.spec
     if spec.hidden_cases:
         missing = [c for c in spec.public_cases if c not in spec.hidden_cases]
@@ -81,7 +104,7 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
     progress("solution.cu")
     ref = api.grade(exercise.root, exercise.solution_path, backend=chosen, seed=seed)
     bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
-    bad += [f"{n.name} not run: {n.reason}" for n in ref.grader_faults]
+    bad += [f"not graded (grader fault: {_fault_text(ref)})"] if ref.grader_faults else []
     full = ref.score == ref.max_score
     out.add(not bad and full, f"reference scores {ref.score:g} / {ref.max_score:g}" + (": " + "; ".join(bad) if bad else ""))
 
@@ -90,8 +113,11 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
         skel = api.grade(exercise.root, exercise.skeleton_path, backend=chosen, seed=seed)
         compiled = any(t.category == "compile" and t.passed for t in skel.tests)
         wrong = "correctness" in failing(skel)
-        out.add(compiled and wrong, "skeleton compiles and fails correctness" if compiled and wrong else
-                f"skeleton must compile and fail correctness (compiles: {compiled}, fails correctness: {wrong})")
+        if skel.grader_faults:
+            out.add(False, f"skeleton.cu: not graded (grader fault: {_fault_text(skel)})")
+        else:
+            out.add(compiled and wrong, "skeleton compiles and fails correctness" if compiled and wrong else
+                    f"skeleton must compile and fail correctness (compiles: {compiled}, fails correctness: {wrong})")
     else:
         out.add(False, "no skeleton.cu")
 
@@ -105,6 +131,9 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
             continue
         progress(f"wrong/{path.name}")
         report = api.grade(exercise.root, path, backend=chosen, seed=seed)
+        if report.grader_faults:
+            out.add(False, f"wrong/{path.name}: not graded (grader fault: {_fault_text(report)})")
+            continue
         failed = failing(report)
         skipped = {n.category for n in report.not_run}
         if exp.expect in skipped:
@@ -112,11 +141,33 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
             continue
         undeclared = failed - {exp.expect} - exp.also
         ok = exp.expect in failed and not undeclared
-        text = f"wrong/{path.name}: fails {exp.expect}" if exp.expect in failed else f"wrong/{path.name}: should fail {exp.expect} but passed it"
+        gated = gated_reason(report, exp.expect)
+        if exp.expect in failed:
+            text = f"wrong/{path.name}: fails {exp.expect}"
+        elif gated:
+            # Gated off by an earlier failure: the check never looked at this file, so it did not pass it.
+            text = f"wrong/{path.name}: should fail {exp.expect}, but {exp.expect} was not graded (gated: {gated})"
+        else:
+            text = f"wrong/{path.name}: should fail {exp.expect} but passed it"
         if undeclared:
             text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `// also:`)"
         out.add(ok, text)
     return out
+
+
+def _check_conventions(exercise: Exercise, out: Validation, progress: Callable[[str], None]) -> None:
+    """Every convention of grader.staff.conventions, one item each."""
+    progress("conventions")
+    for convention in CONVENTIONS:
+        try:
+            problems = list(convention.check(exercise))
+        except Exception as exc:  # noqa: BLE001 - the exercise's own code (its harness) raised while being checked
+            problems = [f"could not be checked: the exercise's code raised {type(exc).__name__}: {exc}"]
+        if problems:
+            out.add(False, f"convention '{convention.name}' ({convention.rule}): " + "; ".join(problems[:5])
+                    + (f"; and {len(problems) - 5} more" if len(problems) > 5 else ""))
+        else:
+            out.add(True, f"convention '{convention.name}': {convention.rule}")
 
 
 def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:
@@ -128,6 +179,7 @@ def _validate_python(exercise: Exercise, seed: int, progress: Callable[[str], No
     spec = exercise.spec
     out = Validation(exercise.id, "python")
     out.add(True, f"spec.toml is valid ({len(spec.functions)} functions, {spec.max_score:g} points)")
+    _check_conventions(exercise, out, progress)
 
     def by_function(report: Report) -> set[str]:
         names = {(f.title or f"{f.name}()"): f.name for f in spec.functions}

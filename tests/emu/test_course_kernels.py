@@ -268,7 +268,11 @@ def test_device_variable_persists_across_launches(compile_ptx):
     assert emu.read(emu.symbol("calls"), np.int32, 1)[0] == 3
 
 
-def test_syncthreads_inside_guard_is_reported(compile_ptx):
+def test_barrier_inside_bounds_guard_reads_tiles_nobody_wrote(compile_ptx):
+    """The threads outside the guard go straight to the kernel's end and exit; PTX releases a barrier
+    that only exited threads hold up (compute-sanitizer's synccheck reports nothing), so the barrier
+    itself is no error. What breaks is the tile: the exited threads never loaded their elements, and
+    the threads inside the guard read them at line 13."""
     ptx = compile_ptx(DIVERGENT_BARRIER)
     n = 33
     emu = Emulator(ptx)
@@ -277,15 +281,58 @@ def test_syncthreads_inside_guard_is_reported(compile_ptx):
     c = _put(emu, "C", np.zeros((n, n), np.float32))
     r = emu.launch("bad_tiled", grid=(2, 2), block=(32, 32), args=[a, b, c, n])
     assert r.status == "ok", r.message
-    lines = {e.line for e in r.barrier_errors}
-    assert lines and lines <= {12, 14}  # the two __syncthreads() (the source starts with a newline)
-    assert {e.kind for e in r.barrier_errors} == {"divergent-warp"}
-    assert any(e.block[0] == 1 for e in r.barrier_errors)
+    assert r.barrier_errors == ()
+    assert {u.line for u in r.uninit_reads} == {13}
+    assert any(u.block[0] == 1 for u in r.uninit_reads)
     # at N = 32 every thread takes the branch: no finding
     emu = Emulator(ptx)
     a = _put(emu, "A", np.ones((32, 32), np.float32))
     r = emu.launch("bad_tiled", grid=(1, 1), block=(32, 32), args=[a, a, _put(emu, "C", np.zeros(1024, np.float32)), 32])
-    assert r.status == "ok" and r.barrier_errors == ()
+    assert r.status == "ok" and r.barrier_errors == () and r.uninit_reads == ()
+
+
+EARLY_RETURN = r'''
+extern "C" __global__ void early(const float* x, float* out, int n) {
+  __shared__ float s[64];
+  int t = threadIdx.x;
+  if (t >= n) return;
+  s[t] = x[t];
+  __syncthreads();
+  out[t] = s[n - 1 - t];
+}
+'''
+
+HALF_WARP_BARRIER = r'''
+extern "C" __global__ void half(const float* x, float* out, int n) {
+  __shared__ float s[64];
+  int t = threadIdx.x;
+  s[t] = x[t];
+  if (t < 16) __syncthreads();
+  out[t] = s[63 - t];
+}
+'''
+
+
+def test_early_return_before_barrier_is_no_barrier_error(compile_ptx):
+    """`if (t >= n) return;` then __syncthreads(): the returning lanes exit, and PTX's bar.sync waits
+    only for threads that have not exited, so the kernel is right when no one reads what the
+    returned threads would have written."""
+    emu = Emulator(compile_ptx(EARLY_RETURN))
+    x = _put(emu, "x", np.arange(64, dtype=np.float32))
+    out = _put(emu, "out", np.zeros(64, np.float32))
+    r = emu.launch("early", grid=(1,), block=(64,), args=[x, out, 40])
+    assert r.status == "ok", r.message
+    assert r.barrier_errors == () and r.uninit_reads == ()
+    np.testing.assert_array_equal(emu.read(out, np.float32, 40), np.arange(40, dtype=np.float32)[::-1])
+
+
+def test_barrier_some_lanes_skip_and_run_on_is_reported(compile_ptx):
+    """Lanes that skip a barrier and go on running (not exiting) are a barrier error."""
+    emu = Emulator(compile_ptx(HALF_WARP_BARRIER))
+    x = _put(emu, "x", np.arange(64, dtype=np.float32))
+    out = _put(emu, "out", np.zeros(64, np.float32))
+    r = emu.launch("half", grid=(1,), block=(64,), args=[x, out, 64])
+    assert {e.kind for e in r.barrier_errors} == {"divergent-warp"}
 
 
 DYNAMIC_SHARED = r'''

@@ -100,3 +100,18 @@ def test_check_of_lanes_inside_one_allocation_still_finds_a_misaligned_one():
         cases[2][0] = np.uint64(a + 4096)  # one lane just past A's end
         for addr in cases:
             assert h.check(addr, size).tolist() == expected(addr, size), (size, addr)
+
+
+def test_the_gap_after_a_buffer_grows_with_it_and_an_overrun_is_named_against_the_nearer_buffer():
+    """An overrun of x by its whole length lands in no buffer (not in y, allocated next), and an
+    index gone negative is named against the buffer it ran below."""
+    h = memory.GlobalHeap()
+    x = h.alloc(64 * 1024, "x")
+    y = h.alloc(64 * 1024, "y")
+    assert y >= x + 2 * 64 * 1024  # the gap is as long as x
+    assert h.check(np.array([x + 64 * 1024 + 60 * 1024], dtype=np.uint64), 4)[0] == memory.OUT_OF_BOUNDS
+    assert h.describe(x + 64 * 1024 + 20 * 1024, 4) == f"{20 * 1024 + 4} bytes past the end of the 65536-byte buffer x"
+    assert h.describe(x + 64 * 1024 + 60 * 1024, 4) == "4096 bytes before the start of the 65536-byte buffer y"  # nearer
+    assert h.describe(y - 12, 4) == "12 bytes before the start of the 65536-byte buffer y"
+    assert h.describe(x - 12, 4) == "12 bytes before the start of the 65536-byte buffer x"  # below the first buffer
+    assert memory.gap_after(10) == memory.MIN_GAP and memory.gap_after(1 << 30) == memory.MAX_GAP

@@ -24,5 +24,15 @@ def test_bins_are_accumulated(launch, make_inputs):
     data = np.random.default_rng(2).integers(0, 256, n).astype(np.uint8)
     out = launch({"n": n}, {"data": data, "bins": start.copy()})
     assert out.error is None, out.error
-    want = start + np.bincount(data, minlength=256).astype(np.uint32)
-    assert np.array_equal(out["bins"], want), "bins must be added to (atomicAdd), not overwritten"
+    counts = np.bincount(data, minlength=256).astype(np.uint32)
+    want = start + counts
+    got = out["bins"]
+    bad = np.flatnonzero(got != want)
+    if bad.size == 0:
+        return
+    b = int(bad[0])
+    # Advice only where the values show the cause: every bin holding its count alone is an overwrite.
+    why = ("the bins hold this launch's counts alone: add to the bins (atomicAdd), do not overwrite them"
+           if np.array_equal(got[counts > 0], counts[counts > 0]) else
+           f"{bad.size} bins are wrong")
+    assert False, f"bin {b} started at {start[b]} and {data.tolist().count(b)} values fall in it: expected {want[b]}, got {got[b]}; {why}"

@@ -28,11 +28,17 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
     scale = tol.ulps * 2.0**-24 * max(terms, 1.0)
     total = bad = nan = kept = 0
     first = None
+    box: dict[str, Any] | None = None       # the box of wrong indices of the first output with any
+    kept_box: dict[str, Any] | None = None  # the same for its elements never written
     worst = 0.0
     poisoned = {p.name for p in spec.kernel.params if p.role == "out"}  # filled with the poison pattern
     for name, want in expected.items():
+        never = None
         if name in poisoned:
-            kept += int(np.count_nonzero(untouched(got[name])))
+            never = untouched(got[name])
+            kept += int(np.count_nonzero(never))
+            if kept_box is None and np.any(never):
+                kept_box = _box(name, np.ascontiguousarray(never).reshape(-1), 0, want.shape, None)
         if np.size(got[name]) != want.size:
             raise ValueError(f"{name}: {np.size(got[name])} elements to compare with {want.size}")
         have_all = np.ascontiguousarray(got[name]).reshape(-1)
@@ -56,14 +62,34 @@ def compare(spec: Spec, sizes: Mapping[str, int], got: Mapping[str, np.ndarray],
             highest = np.max(ratio, where=np.isfinite(err), initial=-np.inf)
             if highest != -np.inf:  # some error was finite (a NaN here is kept, as before)
                 worst = max(worst, float(highest))
+            if count and (box is None or box["param"] == name):
+                box = _box(name, wrong, start, want.shape, box)
             if count and first is None:
                 # argmax of a boolean array is its first True: the first wrong element in C order
                 at = int(np.argmax(wrong))
                 idx = [int(i) for i in np.unravel_index(start + at, want.shape)]
                 first = {"param": name, "index": idx, "got": _num(have[at]), "want": _num(want_part[at]), "tol": _num(allowed[at])}
     # nan counts every NaN; untouched only those still holding the grader's pattern (never written)
-    return {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
-            "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
+    out = {"ok": bad == 0, "bad": bad, "total": total, "nan": nan, "untouched": kept, "first": first,
+           "worst_ratio": _num(round(worst, 4))}  # "inf" where an exact comparison failed
+    if box is not None:  # where the wrong elements lie: advice names the pattern (grader.checks.evidence)
+        out["box"] = box
+    if kept_box is not None:
+        out["untouched_box"] = kept_box
+    return out
+
+
+def _box(name: str, flags: np.ndarray, start: int, shape: tuple[int, ...], box: dict[str, Any] | None) -> dict[str, Any]:
+    """`box` grown by the set flags of a flat slice starting at `start`: per dimension the lowest and
+    highest index, and the count of flagged elements."""
+    at = np.flatnonzero(flags) + start
+    idx = np.unravel_index(at, shape) if len(shape) > 1 else (at,)
+    lo = [int(i.min()) for i in idx]
+    hi = [int(i.max()) for i in idx]
+    if box is not None:
+        lo = [min(a, b) for a, b in zip(lo, box["lo"])]
+        hi = [max(a, b) for a, b in zip(hi, box["hi"])]
+    return {"param": name, "lo": lo, "hi": hi, "count": int(at.size) + (box["count"] if box else 0)}  # "inf" where an exact comparison failed
 
 
 def _num(x: Any) -> float | str:

@@ -57,6 +57,14 @@ class KernelRun(dict):
 
     error: str | None = None
 
+    def __missing__(self, key: str) -> Any:
+        # A launch that failed has no outputs to read. A test that reads one without checking `.error`
+        # first fails as an assertion (the kernel's failure, the student's), not as a KeyError, which
+        # would count as a bug in the exercise and take the hidden tests' points out of the grade.
+        if self.error:
+            raise AssertionError(f"no output {key!r}: the launch failed ({self.error})")
+        raise KeyError(key)
+
 
 class _Session:
     def __init__(self, job: Mapping[str, Any]):
@@ -83,12 +91,16 @@ class _Session:
         if self.hung:
             run.error = f"not run: an earlier launch ({self.hung}) did not finish"
             return run
+        earlier = self.budgets.stopped_at(sizes)
+        if earlier is not None:  # it did not finish at this size: the same verdict, at no cost
+            run.error = earlier.get("error") or "not run: an earlier launch did not finish"
+            return run
         if inputs is None:
             inputs = self.harness.make_inputs(sizes, np.random.default_rng(seed))
         budget = self.budgets.for_sizes(sizes)  # the reference's cost at this size, measured before this launch
         with self.device.using():  # a share of the GPU per launch, as the runner holds one per launch
             done = launch_kernel(self.exercise.spec, self.device, self.kernel, sizes, inputs,
-                                 step_limit=budget.step_limit, seconds=budget.seconds)
+                                 step_limit=budget.step_limit, seconds=budget.seconds, work=budget.work)
             if not done.outcome.fatal:
                 # Zeroed before their memory is reused: in a batch's warm worker the next submission runs here.
                 getattr(self.device, "scrub", self.device.free)(list(done.buffers.values()))
@@ -96,6 +108,8 @@ class _Session:
         outcome = budget.explain(done.outcome)
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
+        if outcome.findings.get("status") == "step-limit":
+            self.budgets.hung[tuple(sorted(sizes.items()))] = {"error": outcome.error}
         run.update(done.contents)
         run.error = outcome.error
         return run
@@ -136,16 +150,43 @@ def backend(_grader_session: _Session) -> str:
     return _grader_session.job["backend"]
 
 
+# How much of a staff fault's traceback the results file keeps.
+FAULT_CHARS = 8000
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Mark a test stopped by an exception of the staff's own (grader.run.tasks.HarnessFault): an
+    AssertionError (numpy.testing's included) or pytest.fail() is a verdict on the student's kernel;
+    anything else (a KeyError in the test, a fixture or the harness that raises) is the exercise's bug,
+    since launch() reports every failure of the kernel as a value (`.error`), never as an exception."""
+    outcome = yield
+    report = outcome.get_result()
+    excinfo = call.excinfo
+    if excinfo is None or report.outcome == "skipped":
+        return
+    if excinfo.errisinstance((AssertionError, pytest.fail.Exception)):
+        return
+    import traceback
+
+    report.staff_fault = "".join(traceback.format_exception(excinfo.type, excinfo.value, excinfo.tb))[-FAULT_CHARS:]
+
+
 def outcome_record(report) -> dict[str, str] | None:
     """What a hidden test's report says, for the results file (test, outcome, the failure's first
-    words), or None for a phase that is not its outcome (a passing setup, any teardown)."""
+    words, and `fault`: the traceback when the staff's own code raised), or None for a phase that is
+    not its outcome (a passing setup, any teardown)."""
     if report.when != "call" and not (report.when == "setup" and report.outcome != "passed"):
         return None
     message = ""
     if report.outcome != "passed":
         crash = getattr(report.longrepr, "reprcrash", None)
         message = crash.message if crash is not None else str(report.longrepr)[-500:]
-    return {"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}
+    record = {"test": report.nodeid.split("::")[-1], "outcome": report.outcome, "message": message[:500]}
+    fault = getattr(report, "staff_fault", "")
+    if fault and report.outcome != "passed":
+        record["fault"] = fault
+    return record
 
 
 def pytest_runtest_logreport(report) -> None:

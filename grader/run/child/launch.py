@@ -36,14 +36,15 @@ def load_chain(device: Device, artifact: str, spec: Spec) -> KernelChain:
 
 
 def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
-                  *, step_limit: int, seconds: float | None = None) -> Launched:
+                  *, step_limit: int, seconds: float | None = None, work: float | None = None) -> Launched:
     """Upload inputs, pre-fill outputs with NaN (an unwritten element is then caught), launch, read back.
 
     `kernel` is a loaded kernel, or the tuple load_chain gives for an exercise of several kernels:
     they run in order on the same buffers, and the first that fails ends the chain. After a fatal
-    launch error the device is unusable, so nothing is read back. step_limit stops an emulated
-    launch, seconds (None: no limit) a GPU one, each kernel of a chain (grader.run.child.launch_budget
-    decides both).
+    launch error the device is unusable, so nothing is read back. step_limit and work (modelled
+    nanoseconds, None: no limit) stop an emulated launch, seconds (None: no limit) a GPU one or an
+    emulated launch's CPU time, each kernel of a chain on its own (grader.run.child.launch_budget
+    decides them).
     """
     handles = tuple(kernel) if isinstance(kernel, KernelChain) else (kernel,)
     if len(handles) != len(spec.kernel.chain):
@@ -65,20 +66,25 @@ def launch_kernel(spec: Spec, device: Device, kernel: Any, sizes: Mapping[str, i
         else:  # out and temp
             buffers[p.name] = device.empty(p.name, np.dtype(p.device_dtype), count, fill_nan=True)
     outcomes = []
-    most_steps = 0
+    heaviest = (0.0, 0, 0)  # the emulator's (work, steps, warp instructions) of the chain's costliest kernel
     for k, handle in zip(spec.kernel.chain, handles):
         args = [buffers[p.name].arg if p.is_pointer else np.dtype(p.dtype).type(expressions.evaluate(p.value, sizes))
                 for p in k.params]
         kgrid, kblock, kshared = k.launch_for(sizes)
-        outcome = device.launch(handle, kgrid, kblock, kshared, args, step_limit=step_limit, seconds=seconds)
+        limits = {"step_limit": step_limit, "seconds": seconds}
+        if work is not None:  # only the emulator knows a work limit
+            limits["work"] = work
+        outcome = device.launch(handle, kgrid, kblock, kshared, args, **limits)
         if len(handles) > 1 and outcome.error:
             outcome = dataclasses.replace(outcome, error=f"{k.name}: {outcome.error}")
         outcomes.append(outcome)
-        most_steps = max(most_steps, int(getattr(device, "last_steps", 0) or 0))
+        heaviest = max(heaviest, (float(getattr(device, "last_work", 0) or 0), int(getattr(device, "last_steps", 0) or 0),
+                                  int(getattr(device, "last_warp_instructions", 0) or 0)))
         if outcome.error:
             break
     if len(handles) > 1 and hasattr(device, "last_steps"):
-        device.last_steps = most_steps  # each kernel of a chain gets the step limit on its own
+        # each kernel of a chain gets the limits on its own: the costliest one's counts stand for the chain
+        device.last_work, device.last_steps, device.last_warp_instructions = heaviest
     outcome = outcomes[0] if len(outcomes) == 1 else _merge(outcomes)
     contents = {} if outcome.fatal else {name: device.download(buf) for name, buf in buffers.items()}
     for p in spec.kernel.buffers:

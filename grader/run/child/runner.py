@@ -33,7 +33,7 @@ from .launch import launch_kernel, load_chain
 from .launch_budget import Budget, Budgets
 from ...spec import Spec
 from ..parent.supervisor import wait_for_file
-from ..tasks import EXIT_FATAL, Task, TaskResult, skipped_for, unmet_requirements
+from ..tasks import EXIT_FATAL, HarnessFault, Task, TaskResult, faulted, harness_fault, skipped_for, unmet_requirements
 
 
 def main(argv: list[str]) -> int:
@@ -49,13 +49,28 @@ def main(argv: list[str]) -> int:
             return 0
     job = json.loads(job_path.read_text())
     exercise = exercise or load_exercise(Path(job["exercise"]))
-    harness = Harness(exercise)
+    try:
+        harness = Harness(exercise)
+    except Exception as exc:  # noqa: BLE001 - harness.py does not import: every task is the exercise's fault
+        fault = harness_fault(exc, exercise.root)
+        if fault is None:
+            raise
+        for one in job.get("jobs", [job]):
+            _all_faulted(one, fault)
+        return 0
     device = device or open_device(job["backend"], pool=job.get("pool", True))
     ready = time.time()  # imports done, device open: the rest is the tasks' own time
     if "jobs" in job:
         return _run_jobs(job, exercise, harness, device, ready)
     code = _run_job(job, job, exercise, harness, device, ready)
     return 0 if code is None else code
+
+
+def _all_faulted(job: Mapping[str, Any], fault: HarnessFault) -> None:
+    """Every task of a job reported as stopped by the exercise's own code."""
+    with open(job["results"], "a", encoding="utf-8") as out:
+        for raw in job["tasks"]:
+            out.write(json.dumps(faulted(Task.from_json(raw), fault)) + "\n")
 
 
 def _run_jobs(group: Mapping[str, Any], exercise: Exercise, harness: Harness, device: Device, ready: float) -> int:
@@ -113,7 +128,15 @@ def _run_task(task: Task, finished: dict[str, TaskResult], out: Any, ready: floa
         # Each launch holds its own share of the GPU (_launch_once), and a timing has the GPU alone
         # only for its timed launches (grader.run.child.timing): the CPU's part of a task (inputs,
         # the float64 reference, the comparison) never keeps another grading's timing waiting.
-        result, fatal = _execute(task, exercise, harness, device, modules, budgets, cases, release)
+        try:
+            result, fatal = _execute(task, exercise, harness, device, modules, budgets, cases, release)
+        except Exception as exc:  # noqa: BLE001 - sorted below: the exercise's own code, or the grader's bug
+            fault = harness_fault(exc, exercise.root)
+            if fault is None:
+                raise
+            # The staff's code raised (make_inputs, reference, ...): a value, so the parent can tell the
+            # student it is not their doing and give staff the traceback.
+            result, fatal = faulted(task, fault), False
     # Wall-clock times (epoch seconds) for the grading's timeline; the parent reads them. "waited":
     # the seconds of the task spent waiting for the GPU (other gradings' timings, or launches in
     # flight before this grading's own timing).
@@ -149,7 +172,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
     kernel = load_chain(device, modules[task.module], spec)
     launches = []
     for seed in task.seeds:
-        earlier = budgets.hung.get(_size_key(task)) if task.module == "submission" else None
+        earlier = budgets.stopped_at(task.sizes) if task.module == "submission" else None
         if earlier is not None:
             # It already ran out of its budget at this size (another check's launch): spending the
             # budget again would only delay the verdict.
@@ -180,7 +203,8 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
     # release), not for the reference computed on the CPU below.
     with device.using():
         start = time.perf_counter()
-        launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds)
+        launched = launch_kernel(spec, device, kernel, sizes, inputs, step_limit=budget.step_limit, seconds=budget.seconds,
+                                 work=budget.work)
         seconds = round(time.perf_counter() - start, 4)
         outcome, buffers, outputs = budget.explain(launched.outcome), launched.buffers, launched.contents
         if not outcome.fatal:  # after a fatal error the context is gone: nothing to read or release

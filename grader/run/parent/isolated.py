@@ -24,6 +24,8 @@ from .sandbox import run_child
 from .tags import TAG_VARIABLE, kill_tagged  # noqa: F401 - tests import kill_tagged from here too
 from ...ungraded import ungraded_document
 
+# grader-error: the grader failed, or the exercise's own code raised (grader.run.tasks.HarnessFault);
+# never a verdict on the submission, and regraded when a batch runs again.
 STATUSES = ("graded", "compile-error", "timeout", "grader-error")
 _DEVICES = {"gpu": "GPU", "emu": "CPU emulator"}
 
@@ -83,6 +85,11 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
         document, problem = _read_document(out)
         if child.returncode == 0 and document is not None:
             return Graded(status_of(document), document, seconds)
+        if document is not None and _grader_faults(document):
+            # The grading ran and says which checks the grader (or the exercise's own code) could not
+            # run: its document is kept, with the traceback in its staff-only not_run detail, and
+            # never the child's stderr, which would put that traceback in the output students read.
+            return Graded("grader-error", document, seconds)
         tail = (child.stderr.strip() or child.stdout.strip() or "no output")[-1500:]
         why = problem or f"the grading process {child.describe()}"
         reason = (f"The grader failed on {name} ({why}); this is not a verdict on the submission. Course staff: "
@@ -91,6 +98,11 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
                                                         submission=name, sha256=sha, seconds=seconds), seconds)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _grader_faults(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The not-run checks a results document blames on the grader or the exercise's own code."""
+    return [n for n in document.get("extra_data", {}).get("not_run", ()) if n.get("grader_fault")]
 
 
 def _read_document(path: Path) -> tuple[dict[str, Any] | None, str]:

@@ -138,11 +138,16 @@ class TaskSupervisor:
         restarts = 0
         # Plain GPU launches in a batch go to the slot's warm worker (grader.run.parent.gpu_worker).
         worker = env.get(gpu_worker.VARIABLE) if not wrapper and not prestarted else None
+        hung: list[Task] = []  # tasks whose launch the child stopped at its time limit
         while remaining:
             for t in remaining:  # the child skips these too; after a restart only the parent knows why
                 failed = unmet_requirements(t, results)
                 if failed:
                     results[t.id] = skipped_for(t, failed)
+                    continue
+                below = next((h for h in hung if at_least(t, h)), None)
+                if below is not None:
+                    results[t.id] = TaskResult(t.id, "timeout", _larger_than_hung(t, below, results[below.id]))
             remaining = [t for t in remaining if t.id not in results]
             if not remaining:
                 break
@@ -193,13 +198,15 @@ class TaskSupervisor:
                 break
             if stop is not None and stop.is_set():
                 for t in remaining:
-                    results[t.id] = TaskResult(t.id, "skipped", "not run: no longer needed")
+                    results[t.id] = TaskResult(t.id, "skipped", getattr(stop, "reason", "") or "not run: no longer needed")
                 break
             stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
-            if stopped is not None:  # the child stopped a kernel at its launch's limit and exited: as a hang below
-                for t in remaining:
-                    results[t.id] = TaskResult(t.id, "skipped", f"not run: an earlier launch ({_sizes(stopped)}) hung")
-                break
+            if stopped is not None:
+                # The child stopped a kernel at its launch's limit and exited. That size and every larger
+                # one fail as not finishing; the smaller ones run in a fresh child. So the verdict is
+                # the same whichever size came first (the tasks' order, what ran before the stop).
+                hung.append(stopped)
+                continue
             current, rest = remaining[0], remaining[1:]
             if child.timed_out:
                 results[current.id] = TaskResult(current.id, "timeout", _timeout_text(budget, child))
@@ -225,6 +232,44 @@ class TaskSupervisor:
         if prestarted:  # nothing was left for it to run
             prestarted.cancel()
         return StageRun(results, tuple(children), tuple(logs))
+
+
+# The grading's deadline once its plain launches are done (grading_deadline): every child still
+# running then (the profiler under ncu, the hidden tests) must be done within a grace period for
+# start-up and an ordinary kernel, plus a multiple of what the submission's own launches took.
+GRADING_GRACE_S = 30.0
+GRADING_SLACK = 4
+
+
+def grading_deadline(stage: StageRun, now: float) -> float:
+    """The time.monotonic() by which the rest of a grading must end, from its plain launches' stage
+    (GRADING_GRACE_S + GRADING_SLACK times the seconds its submission launches took)."""
+    took = sum(float(l.get("seconds") or 0.0) for r in stage.results.values() for l in r.launches if isinstance(l, Mapping))
+    return now + GRADING_GRACE_S + GRADING_SLACK * took
+
+
+def deadline_stop(stop: threading.Event, seconds: float) -> None:
+    """Set `stop` for passing the grading's deadline, with the words the stage's skipped tasks get."""
+    after = f" ({seconds:.0f} s after the submission's launches ended)" if seconds > 0 else ""
+    stop.reason = (f"not run: the grading's deadline passed{after}; a kernel far slower under the "  # type: ignore[attr-defined]
+                   "profiler, or one that prints from every thread?")
+    stop.set()
+
+
+def at_least(task: Task, hung: Task) -> bool:
+    """Whether `task` launches the same module as `hung` at sizes each at least as large (so it would not
+    finish either: it is failed without being run)."""
+    if task.module != hung.module or task.sizes.keys() != hung.sizes.keys() or task.backend != hung.backend:
+        return False
+    return all(int(task.sizes[k]) >= int(v) for k, v in hung.sizes.items())
+
+
+def _larger_than_hung(task: Task, hung: Task, result: TaskResult) -> str:
+    """Why a task at sizes at least as large as a hung one's was not run."""
+    why = result.message or "it did not finish within its time limit"
+    if dict(task.sizes) == dict(hung.sizes):
+        return why
+    return f"not run at this size: at the smaller size {_sizes(hung)}, {why.removeprefix('the kernel ')}"
 
 
 def child_limits(limits: Limits, seconds: float, backend: str = "emu") -> ResourceLimits:

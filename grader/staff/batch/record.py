@@ -213,7 +213,9 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
     w.writerow(["id", "total", *map(_cell, tests), "status", "submitters", "not run (total scaled)"])
     w.writerow(["(max)", _num(max_total), *(_num(maxes[t]) for t in tests), "", "", ""])
     for r in rows:
-        w.writerow([_cell(r.student), _num(r.total), *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
+        # A grader error is no verdict: its total stays empty rather than read as a zero.
+        total = "" if r.status == "grader-error" else _num(r.total)
+        w.writerow([_cell(r.student), total, *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
                     _cell(r.status), _cell("; ".join(r.submitters)), _cell("; ".join(r.not_run))])
     write_text(path, buf.getvalue())
     return path
@@ -246,6 +248,8 @@ def summarize(rows: Sequence[Row], entries: Sequence[Entry], exercise: Exercise,
     max_total = max((r.max_total for r in rows), default=exercise.spec.max_score) or exercise.spec.max_score
     bands = [0] * 10
     for r in rows:
+        if r.status == "grader-error":
+            continue  # not graded: no score to place in a band
         frac = r.total / max_total if max_total else 0.0
         bands[min(int(frac * 10), 9)] += 1
     histogram = tuple((f"{i * max_total / 10:g}-{(i + 1) * max_total / 10:g}" if i < 9 else f"{i * max_total / 10:g}-{max_total:g}", n)

@@ -1,0 +1,15 @@
+// Reference solution for the stencil7 test exercise: each thread sums its seven guarded neighbours.
+
+__constant__ float W[7] = {0.05f, 0.1f, 0.2f, 0.3f, 0.2f, 0.1f, 0.05f};
+
+extern "C" __global__ void stencil7(const float* __restrict__ x, float* __restrict__ out, int n)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float s = 0.0f;
+    for (int k = -3; k <= 3; ++k)
+        if (i + k >= 0 && i + k < n)
+            s += W[k + 3] * x[i + k];
+    out[i] = s;
+}
