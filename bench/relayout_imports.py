@@ -61,7 +61,7 @@ MOVES = {
     "grader.math_threads": "grader.run.parent.math_threads",
     "grader.device_probe": "grader.run.parent.device_probe",
     "grader.batch": "grader.staff.batch",
-    "grader.batch_ray": "grader.staff.batch_ray",
+    "grader.batch_ray": "grader.staff.batch.ray",
     "grader.gradescope": "grader.staff.gradescope",
     "grader.student": "grader.staff.student_bundle",
     "grader.validate": "grader.staff.validate",

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from grader.staff import batch
+from grader.staff.batch import intake, local, plan, record, run as batch_run
 from grader.run.parent import math_threads
 from grader.errors import UsageError
 from grader.exercise import load
-from grader.run.parent.isolated import TAG_VARIABLE
+from grader.run.parent.isolated import STATUSES, TAG_VARIABLE, kill_tagged
 from grader.results import validate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,7 +89,7 @@ def test_folder_of_files_and_of_student_folders(tmp_path):
     (subs / "dan").mkdir()
     (subs / "dan" / "a.cu").write_text("// d1\n")
     (subs / "dan" / "b.cu").write_text("// d2\n")
-    entries = {e.student: e for e in batch.collect(subs, tmp_path / "scratch")}
+    entries = {e.student: e for e in intake.collect(subs, tmp_path / "scratch")}
     assert sorted(entries) == ["Zo_Smith", "alice", "bob", "carol", "dan"]
     assert entries["bob"].source == subs / "bob" / "src" / "k.cu"
     assert entries["carol"].source is None and "No .cu file" in entries["carol"].problem and "README" in entries["carol"].problem
@@ -101,7 +102,7 @@ def test_ids_are_sanitised_and_unique(tmp_path):
     subs.mkdir()
     for name in ("a b.cu", "a_b.cu", "x;rm -rf.cu"):
         (subs / name).write_text("// x\n")
-    students = [e.student for e in batch.collect(subs, tmp_path)]
+    students = [e.student for e in intake.collect(subs, tmp_path)]
     assert students == ["a_b", "a_b-2", "x_rm_-rf"]
 
 
@@ -114,7 +115,7 @@ def test_gradescope_export_zip(tmp_path):
         zf.writestr("assignment_42_export/submission_1001/submission.cu", "// ada\n")
         zf.writestr("assignment_42_export/submission_1002/kernel.cu", "// alan\n")
         zf.writestr("__MACOSX/._junk", "x")
-    entries = batch.collect(archive, tmp_path / "scratch")
+    entries = intake.collect(archive, tmp_path / "scratch")
     assert [e.student for e in entries] == ["submission_1001", "submission_1002"]
     assert entries[0].submitters == ("Ada Lovelace <ada@example.edu> 77",)
     assert entries[1].submitters == ("Alan Turing <alan@example.edu>",)
@@ -128,7 +129,7 @@ def test_zip_path_traversal_is_refused(tmp_path, evil):
         zf.writestr("ok.cu", "// fine\n")
         zf.writestr(evil, "// bad\n")
     with pytest.raises(UsageError, match="outside the archive"):
-        batch.extract_zip(archive, tmp_path / "x" / "dest")
+        intake.extract_zip(archive, tmp_path / "x" / "dest")
     assert not (tmp_path / "escape.cu").exists() and not (tmp_path / "x" / "escape.cu").exists()
 
 
@@ -137,7 +138,7 @@ def test_zip_size_cap_counts_real_bytes(tmp_path):
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("big.cu", b"\0" * (4 * 1024 * 1024))
     with pytest.raises(UsageError, match="MiB once extracted"):
-        batch.extract_zip(archive, tmp_path / "dest", max_bytes=1024 * 1024)
+        intake.extract_zip(archive, tmp_path / "dest", max_bytes=1024 * 1024)
 
 
 def test_zip_symlinks_are_skipped(tmp_path):
@@ -147,47 +148,47 @@ def test_zip_symlinks_are_skipped(tmp_path):
         info.external_attr = 0o120777 << 16
         zf.writestr(info, "/etc/passwd")
         zf.writestr("real.cu", "// real\n")
-    batch.extract_zip(archive, tmp_path / "dest")
+    intake.extract_zip(archive, tmp_path / "dest")
     assert sorted(p.name for p in (tmp_path / "dest").iterdir()) == ["real.cu"]
 
 
 # --------------------------------------------------------------------------------------------- workers, hashing
 
 def test_gpu_slots_spread_children_over_gpus():
-    slots = batch.plan_slots("gpu", None, 2, ["0", "1", "2"])
+    slots = plan.plan_slots("gpu", None, 2, ["0", "1", "2"])
     assert [s["CUDA_VISIBLE_DEVICES"] for s in slots] == ["0", "1", "2", "0", "1", "2"]
-    assert len(batch.plan_slots("gpu", 4, 2, ["0", "1", "2"])) == 4
-    capped = batch.plan_slots("gpu", 4, 1, ["5", "7"])
+    assert len(plan.plan_slots("gpu", 4, 2, ["0", "1", "2"])) == 4
+    capped = plan.plan_slots("gpu", 4, 1, ["5", "7"])
     assert [s["CUDA_VISIBLE_DEVICES"] for s in capped] == ["5", "7"]  # never more than per_gpu x GPUs
 
 
 def test_cpu_workers_never_exceed_cores():
-    assert len(batch.plan_slots("emu", 16, 1, cores=2)) == 2
-    assert len(batch.plan_slots("emu", 1, 1, cores=8)) == 1
-    assert len(batch.plan_slots("emu", None, 1, cores=3)) == 3
+    assert len(plan.plan_slots("emu", 16, 1, cores=2)) == 2
+    assert len(plan.plan_slots("emu", 1, 1, cores=8)) == 1
+    assert len(plan.plan_slots("emu", None, 1, cores=3)) == 3
     with pytest.raises(UsageError):
-        batch.plan_slots("emu", 0, 1)
+        plan.plan_slots("emu", 0, 1)
 
 
 def test_batch_children_share_the_cores_among_their_math_threads(monkeypatch):
     for name in math_threads.VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    slots = batch.plan_slots("gpu", None, 4, ["0"], cores=16)
+    slots = plan.plan_slots("gpu", None, 4, ["0"], cores=16)
     assert all(s["OPENBLAS_NUM_THREADS"] == "4" and s["OMP_NUM_THREADS"] == "4" for s in slots)
-    assert batch.plan_slots("emu", None, 1, cores=3)[0]["MKL_NUM_THREADS"] == "1"
+    assert plan.plan_slots("emu", None, 1, cores=3)[0]["MKL_NUM_THREADS"] == "1"
     # GPU slots mostly wait on their GPU: at least 4 threads each where there are 4 cores, even when
     # 16 slots share 32 cores (two GPUs, --per-gpu 8), never more than the machine has
-    two_gpus = batch.plan_slots("gpu", None, 8, ["0", "1"], cores=32)
+    two_gpus = plan.plan_slots("gpu", None, 8, ["0", "1"], cores=32)
     assert len(two_gpus) == 16 and all(s["OMP_NUM_THREADS"] == "4" for s in two_gpus)
-    assert batch.plan_slots("gpu", None, 8, ["0"], cores=2)[0]["OMP_NUM_THREADS"] == "2"
-    assert batch.plan_slots("emu", None, 1, cores=32)[0]["OMP_NUM_THREADS"] == "1"
+    assert plan.plan_slots("gpu", None, 8, ["0"], cores=2)[0]["OMP_NUM_THREADS"] == "2"
+    assert plan.plan_slots("emu", None, 1, cores=32)[0]["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")  # the user's setting stands
-    assert "OPENBLAS_NUM_THREADS" not in batch.plan_slots("gpu", None, 4, ["0"], cores=16)[0]
+    assert "OPENBLAS_NUM_THREADS" not in plan.plan_slots("gpu", None, 4, ["0"], cores=16)[0]
 
 
 def test_visible_gpus_respects_cuda_visible_devices(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
-    assert batch.visible_gpus() == ["2", "3"]
+    assert plan.visible_gpus() == ["2", "3"]
 
 
 def test_normalised_hash_ignores_comments_and_whitespace():
@@ -195,8 +196,8 @@ def test_normalised_hash_ignores_comments_and_whitespace():
     b = "__global__   void k(float*x){x[0]=1;}  // copied\n"
     c = '__global__ void k(float* x) { x[0] = 2; }\n'
     d = 'const char* s = "// not a comment"; __global__ void k(float* x) { x[0] = 1; }'
-    assert batch.normalized_hash(a) == batch.normalized_hash(b) != batch.normalized_hash(c)
-    assert batch.normalized_hash(d) != batch.normalized_hash('const char* s = ""; __global__ void k(float* x) { x[0] = 1; }')
+    assert record.normalized_hash(a) == record.normalized_hash(b) != record.normalized_hash(c)
+    assert record.normalized_hash(d) != record.normalized_hash('const char* s = ""; __global__ void k(float* x) { x[0] = 1; }')
 
 
 # --------------------------------------------------------------------------------------------- grading
@@ -275,7 +276,7 @@ def test_a_killed_batch_stops_its_children_and_keeps_finished_results(tmp_path, 
         assert tagged_processes(tag) == []  # nothing of the batch is left running
     finally:
         proc.kill()
-        batch.kill_tagged(tag + ":", prefix=True)
+        kill_tagged(tag + ":", prefix=True)
     if sig == "SIGTERM":
         assert proc.returncode == 130 and "same command again" in err
     assert not (out / "grades.csv").exists() and list((out / "results").glob("*.json")) == []
@@ -304,7 +305,7 @@ def test_the_batch_writes_its_timeline_where_the_diagnostic_says(tmp_path, monke
     batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=1))  # not asked: none
     assert not list(tmp_path.glob("*.json"))
     timeline = tmp_path / "timeline.json"
-    monkeypatch.setenv(batch.TIMELINE_VARIABLE, str(timeline))
+    monkeypatch.setenv(batch_run.TIMELINE_VARIABLE, str(timeline))
     batch.run_batch(ROOT / "exercises/level2", subs, out, batch.Options(backend="emu", workers=1, regrade=True))
     steps = json.loads(timeline.read_text())
     # The emulator's batch has no profilers; every other step is on record, in order, in time order.
@@ -318,13 +319,13 @@ def test_pages_are_drawn_as_results_land_only_where_a_core_is_spare(tmp_path, mo
     spare, each is handed to the page writer as its result lands. Every page is written either way."""
     submitted = []
 
-    class Recording(batch.PageStream):
+    class Recording(batch_run.PageStream):
         def submit(self, entry):
             submitted.append(entry.student)
             super().submit(entry)
 
-    monkeypatch.setattr(batch, "PageStream", Recording)
-    monkeypatch.setattr(batch.math_threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(batch_run, "PageStream", Recording)
+    monkeypatch.setattr(math_threads, "usable_cores", lambda: 2)
     subs = tmp_path / "subs"
     subs.mkdir()
     for name in ("a", "b"):
@@ -342,7 +343,7 @@ def test_on_the_emulator_the_pages_are_shared_at_the_end_once_a_slot_falls_idle(
     events = []
     out = tmp_path / "out"
 
-    class Recording(batch.PageStream):
+    class Recording(batch_run.PageStream):
         def warm(self):
             events.append(("warm", len(list((out / "results").glob("*.json")))))
             super().warm()
@@ -351,8 +352,8 @@ def test_on_the_emulator_the_pages_are_shared_at_the_end_once_a_slot_falls_idle(
             events.append(("page", entry.student))
             super().submit(entry)
 
-    monkeypatch.setattr(batch, "PageStream", Recording)
-    monkeypatch.setattr(batch.math_threads, "usable_cores", lambda: 2)
+    monkeypatch.setattr(batch_run, "PageStream", Recording)
+    monkeypatch.setattr(math_threads, "usable_cores", lambda: 2)
     subs = tmp_path / "subs"
     subs.mkdir()
     names = [f"s{i}" for i in range(5)]
@@ -367,16 +368,16 @@ def test_on_the_emulator_the_pages_are_shared_at_the_end_once_a_slot_falls_idle(
         p.unlink()
     from grader.report import class_page
 
-    exercise, entries = load(ROOT / "exercises/level2"), batch.collect(subs, tmp_path / "scratch")
-    rows, stale = batch.read_rows(out, entries)
-    class_page.write_reports(out, exercise, entries, batch.summarize(rows, entries, exercise, stale))
+    exercise, entries = load(ROOT / "exercises/level2"), intake.collect(subs, tmp_path / "scratch")
+    rows, stale = record.read_rows(out, entries)
+    class_page.write_reports(out, exercise, entries, record.summarize(rows, entries, exercise, stale))
     assert {p.name: p.read_text() for p in (out / "reports").glob("*.html")} == pages
 
 
 def test_a_second_batch_on_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    held = batch._lock(out)
+    held = record.lock_folder(out)
     try:
         with pytest.raises(UsageError, match="another `grade batch`"):
             batch.run_batch(ROOT / "exercises/level2", ROOT / "reference/level2/wrong", out, batch.Options(backend="emu"))
@@ -421,7 +422,7 @@ def class_folder(folder: Path) -> dict[str, str]:
 def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(tmp_path):
     subs = tmp_path / "subs"
     expected = class_folder(subs)
-    entries = batch.collect(subs, tmp_path / "scratch")
+    entries = intake.collect(subs, tmp_path / "scratch")
     students = [e.student for e in entries]
     assert len(students) >= 30
     out = tmp_path / "out"
@@ -445,7 +446,7 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     assert second.returncode == 0, second.stderr
     print(f"resumed batch took {time.monotonic() - started:.0f} s")
     kept = {name for name in done_before
-            if batch._batch_info(out / "results" / name)["status"] != "grader-error" and name != "two_files.json"}
+            if record.batch_info(out / "results" / name)["status"] != "grader-error" and name != "two_files.json"}
     assert f"{len(kept)} already graded" in second.stderr
     for name in kept:
         assert (out / "results" / name).read_bytes() == done_before[name], f"{name} was graded again"
@@ -458,7 +459,7 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
     status = {r[0]: r[header.index("status")] for r in body}
     for student, want in expected.items():
         assert status[student] == want, (student, status[student])
-    assert set(status.values()) <= set(batch.STATUSES)
+    assert set(status.values()) <= set(STATUSES)
     hang = json.loads((out / "results" / "hang.json").read_text())
     assert re.search(r"did not finish within [\d,]+ times the reference", json.dumps(hang["tests"]))
     for student in students:
@@ -488,9 +489,9 @@ def test_class_of_30_killed_half_way_resumes_without_losing_or_duplicating_rows(
 def test_ray_without_ray_installed_is_a_clear_usage_error(monkeypatch):
     """--ray needs the optional extra; without it the message says how to install it."""
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
-    monkeypatch.delitem(sys.modules, "grader.staff.batch_ray", raising=False)
+    monkeypatch.delitem(sys.modules, "grader.staff.batch.ray", raising=False)
     with pytest.raises(UsageError, match=r"pip install 'kernel-grader\[ray\]'"):
-        batch.ray_executor(batch.Options(backend="emu", ray=""))
+        batch_run.ray_executor(batch.Options(backend="emu", ray=""))
 
 
 @pytest.mark.parametrize(("extra", "ray"), [((), None), (("--ray",), ""), (("--ray", "ray://head:10001"), "ray://head:10001")])
@@ -554,6 +555,6 @@ def test_a_batch_closes_its_slots_at_once():
                 Slot.inside -= 1
 
     began = time.perf_counter()
-    batch._close_slots([Slot() for _ in range(6)])
+    local._close_slots([Slot() for _ in range(6)])
     assert Slot.most == 6 and time.perf_counter() - began < 1.2
-    batch._close_slots([])  # no warm slots: nothing to do
+    local._close_slots([])  # no warm slots: nothing to do

@@ -1,4 +1,4 @@
-"""grader.staff.batch_ray: a batch on a local Ray cluster started here (two logical GPUs on two CPUs), on the emulator.
+"""grader.staff.batch.ray: a batch on a local Ray cluster started here (two logical GPUs on two CPUs), on the emulator.
 
 Skipped when Ray is not installed (it is an optional extra: pip install 'kernel-grader[ray]').
 """
@@ -17,7 +17,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from grader.staff import batch  # noqa: E402
-from grader.staff.batch_ray import RayExecutor, TaskInput  # noqa: E402
+from grader.staff.batch.ray import RayExecutor, TaskInput  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE = ROOT / "exercises" / "vector_add"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from grader.staff import batch
+from grader.staff.batch import local
 from grader.run.parent import fork_server
 from grader.exercise import load
 from grader.run.parent.fork_server import VARIABLE, ForkServer
@@ -235,7 +236,7 @@ def test_a_server_killed_during_a_grading_costs_the_student_nothing(tmp_path, mo
     from grader.run.parent.isolated import kill_tagged
     from test_batch import batch_tag
 
-    real = batch.grade_in_child
+    real = local.grade_in_child
     killed = []
 
     def grade_and_kill_the_server(*args, env=None, **kwargs):
@@ -244,7 +245,7 @@ def test_a_server_killed_during_a_grading_costs_the_student_nothing(tmp_path, mo
             threading.Timer(0.4, lambda: killed.append(kill_tagged(tag))).start()
         return real(*args, env=env, **kwargs)
 
-    monkeypatch.setattr(batch, "grade_in_child", grade_and_kill_the_server)
+    monkeypatch.setattr(local, "grade_in_child", grade_and_kill_the_server)
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "a.cu").write_bytes(SOLUTION.read_bytes())
@@ -286,7 +287,7 @@ def test_a_gpu_hosts_server_preloads_cupy_without_initialising_cuda(tmp_path):
 
 
 def test_warm_slots_serve_the_gpu_backend_too():
-    from grader.staff.batch import LocalExecutor
+    from grader.staff.batch.local import LocalExecutor
 
     assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=True).warm is sys.platform.startswith("linux")
     assert LocalExecutor("gpu", [{"CUDA_VISIBLE_DEVICES": "0"}], warm=False).warm is False

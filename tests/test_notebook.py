@@ -10,6 +10,7 @@ import pytest
 
 from grader import api
 from grader.staff import batch, gradescope
+from grader.staff.batch import intake, record
 from grader import notebook as nb
 from grader import profile as profile_module
 from grader import submission as submission_module
@@ -278,7 +279,7 @@ def test_batch_collects_notebooks_beside_cu_files(tmp_path):
     (subs / "erin").mkdir()
     (subs / "erin" / "k.cu").write_text("// k\n")
     (subs / "erin" / "k.ipynb").write_bytes(b"{}")
-    entries = {e.student: e for e in batch.collect(subs, tmp_path / "scratch")}
+    entries = {e.student: e for e in intake.collect(subs, tmp_path / "scratch")}
     assert entries["alice"].source == subs / "alice.ipynb"
     assert entries["carol"].source == subs / "carol" / "Copy of level2.ipynb"
     assert entries["dan"].source is None and "2 notebooks" in entries["dan"].problem
@@ -370,6 +371,6 @@ def test_the_batch_summary_groups_notebooks_by_their_kernel_not_their_json(tmp_p
                                 cell("!grade level2 submission.cu", outputs=[stream("score: 1\n")])), "ann.ipynb")
     two = write(tmp_path, colab(cell("# my notes", kind="markdown", cell_id="zz"), cell("%%writefile submission.cu\n" + kernel,
                                 cell_id="b2")), "bob.ipynb")
-    entries = [batch.Entry("ann", "ann.ipynb", one), batch.Entry("bob", "bob.ipynb", two)]
-    summary = batch.summarize([], entries, load(ROOT / "exercises" / "level2"))
+    entries = [intake.Entry("ann", "ann.ipynb", one), intake.Entry("bob", "bob.ipynb", two)]
+    summary = record.summarize([], entries, load(ROOT / "exercises" / "level2"))
     assert ("identical to the reference solution", ("ann", "bob")) in summary.identical

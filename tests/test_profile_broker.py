@@ -194,18 +194,18 @@ def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
 
 
 def test_a_batch_writes_its_profilers_record_where_the_diagnostic_says(fake, monkeypatch):
-    from grader.staff import batch
+    from grader.staff.batch import local
 
     brokers = start_brokers(fake["tmp"] / "profiler", fake["ncu"], {"0": {"CUDA_VISIBLE_DEVICES": "0"}}, 8, fake["env"])
     brokers.stop()
     brokers.by_gpu["0"].runs.append({"gpu": "0", "jobs": 3, "start": 1.0, "end": 2.0, "arrived": [0.1, 0.2, 0.3]})
-    batch.write_profiler_log(brokers)  # not asked for: nothing written, nothing raised
+    local.write_profiler_log(brokers)  # not asked for: nothing written, nothing raised
     log = fake["tmp"] / "runs.json"
-    monkeypatch.setenv(batch.PROFILER_LOG_VARIABLE, str(log))
-    batch.write_profiler_log(brokers)
+    monkeypatch.setenv(local.PROFILER_LOG_VARIABLE, str(log))
+    local.write_profiler_log(brokers)
     assert json.loads(log.read_text()) == brokers.runs() and brokers.runs()[0]["jobs"] == 3
-    monkeypatch.setenv(batch.PROFILER_LOG_VARIABLE, str(fake["tmp"] / "no-such-folder" / "runs.json"))
-    batch.write_profiler_log(brokers)  # an unwritable path costs only the record
+    monkeypatch.setenv(local.PROFILER_LOG_VARIABLE, str(fake["tmp"] / "no-such-folder" / "runs.json"))
+    local.write_profiler_log(brokers)  # an unwritable path costs only the record
 
 
 @pytest.mark.parametrize("how", ["error", "fatal", "crash"])
@@ -341,26 +341,26 @@ def test_a_batch_has_a_profiler_per_gpu_that_profiles_on_its_own_gpu(fake):
 
 
 def test_grade_batch_starts_profilers_only_where_ncu_would_run(fake, monkeypatch):
-    from grader.staff import batch
+    from grader.staff.batch import executor, local
     from grader.tools import Tools
 
     exercise = load(ROOT / "exercises" / "level2")  # with its reference solution
-    ctx = batch.BatchContext(exercise, fake["tmp"], "gpu", 60.0, None, "key", fake["tmp"] / "scratch", "batch-test")
+    ctx = executor.BatchContext(exercise, fake["tmp"], "gpu", 60.0, None, "key", fake["tmp"] / "scratch", "batch-test")
     slots = [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "0"}]
-    monkeypatch.setattr(batch, "find_tools", lambda: Tools())
-    assert batch._profilers(ctx, slots, 8) is None  # no ncu on this machine: gradings say so, as alone
-    monkeypatch.setattr(batch, "find_tools", lambda: Tools(ncu=fake["ncu"]))
-    assert batch._profilers(ctx, slots, 0) is None  # --profile-group 0: each grading runs its own ncu
-    brokers = batch._profilers(ctx, slots, 8)
+    monkeypatch.setattr(local, "find_tools", lambda: Tools())
+    assert local._profilers(ctx, slots, 8) is None  # no ncu on this machine: gradings say so, as alone
+    monkeypatch.setattr(local, "find_tools", lambda: Tools(ncu=fake["ncu"]))
+    assert local._profilers(ctx, slots, 0) is None  # --profile-group 0: each grading runs its own ncu
+    brokers = local._profilers(ctx, slots, 8)
     try:
         assert list(brokers.by_gpu) == ["0"] and brokers.by_gpu["0"].group == 8
-        assert brokers.by_gpu["0"].linger == batch.DEFAULT_LINGER_S
+        assert brokers.by_gpu["0"].linger == local.DEFAULT_LINGER_S
     finally:
         brokers.stop()
     # The diagnostic knob: how long a request waits for company (an unreadable value keeps the default).
-    for value, linger in (("0.5", 0.5), ("soon", batch.DEFAULT_LINGER_S)):
-        monkeypatch.setenv(batch.PROFILER_LINGER_VARIABLE, value)
-        brokers = batch._profilers(ctx, slots, 8)
+    for value, linger in (("0.5", 0.5), ("soon", local.DEFAULT_LINGER_S)):
+        monkeypatch.setenv(local.PROFILER_LINGER_VARIABLE, value)
+        brokers = local._profilers(ctx, slots, 8)
         try:
             assert brokers.by_gpu["0"].linger == linger
         finally:

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.staff import batch
+from grader.staff.batch import intake
 from grader.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,7 +138,7 @@ def test_class_page(browser, tmp_path: Path):
     batch.run_batch(LEVEL2, subs, out, batch.Options(backend="emu", seed=1))
     page, seen = open_page(browser, out / "report.html", shots(tmp_path) / "class.png")
     assert_clean(page, seen)
-    hostile_id = batch.sanitize_id(HOSTILE_NAME[:-3])
+    hostile_id = intake.sanitize_id(HOSTILE_NAME[:-3])
     assert HOSTILE_NAME in page.inner_text("#students")  # the submitted name, as text
     # Every student link leads to an existing page, which links back to the class page.
     links = page.locator("a.student").evaluate_all("as => as.map(a => a.getAttribute('href'))")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.staff import batch
+from grader.staff.batch import intake, record
 from grader import results
 from grader import exercise as exercise_module
 from grader.report import class_page, plots
@@ -49,10 +49,10 @@ def _batch(tmp_path: Path, docs: dict[str, dict], sources: dict[str, str]):
         (out / "results" / f"{student}.json").write_text(json.dumps(doc))
         path = subs / f"{student}.cu"
         path.write_text(sources[student])
-        entries.append(batch.Entry(student, f"{student}.cu", path))
+        entries.append(intake.Entry(student, f"{student}.cu", path))
     exercise = exercise_module.load(ROOT / "exercises" / "level2")
-    rows, stale = batch.read_rows(out, entries)
-    return out, exercise, entries, batch.summarize(rows, entries, exercise, stale)
+    rows, stale = record.read_rows(out, entries)
+    return out, exercise, entries, record.summarize(rows, entries, exercise, stale)
 
 
 SOLUTION = (ROOT / "reference/level2/solution.cu").read_text()
@@ -103,7 +103,7 @@ def test_without_matplotlib_the_class_page_keeps_its_tables(tmp_path: Path, monk
 
 def test_a_missing_results_file_is_listed_not_fatal(tmp_path: Path):
     out, exercise, entries, summary = _batch(tmp_path, {"alice": _doc(40, True)}, {"alice": OTHER})
-    ghost = batch.Entry("ghost", "ghost.cu", None, problem="No .cu file was submitted")
+    ghost = intake.Entry("ghost", "ghost.cu", None, problem="No .cu file was submitted")
     html = class_page.write_reports(out, exercise, [*entries, ghost], summary).read_text()
     assert re.search(r'<span class="student">ghost</span></td><td class="file">ghost.cu</td><td>grader-error</td>', html)
 

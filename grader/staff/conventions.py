@@ -77,7 +77,7 @@ def layout(exercise: Exercise) -> list[str]:
 def spec_round_trips(exercise: Exercise) -> list[str]:
     """spec.toml reads back unchanged through the TOML writer the student bundle uses (a value it
     cannot write would change the bundle's spec)."""
-    from .student_bundle import dumps_toml
+    from ..toml_writer import dumps_toml
 
     raw = tomllib.loads((exercise.root / "spec.toml").read_text(encoding="utf-8"))
     try:

@@ -12,6 +12,9 @@ The zip (see build_bundle) unpacks to /autograder/source:
 
 `python -m grader.staff.gradescope BUNDLE_JSON` is run_autograder's Python half. The root (`/autograder`)
 comes from $KERNEL_GRADER_AUTOGRADER_ROOT when set, so tests can lay out a tree in a temp folder.
+
+Over 400 lines as one module because its last 150 are the text it writes into the zip (setup.sh,
+run_autograder, the two READMEs), kept beside the code that fills them in.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ..parent.sandbox import ResourceLimits
+from ..parent.rlimits import ResourceLimits
 from . import confine, syscalls, uids, view as views
 from .layers import Layers
 

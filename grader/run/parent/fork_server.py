@@ -13,13 +13,17 @@ rlimits, the same time limit and capped output (the requesting side's grader.run
 pipes and kills the child's group at the deadline), and it starts from the server's state, which
 only ever imported modules and never ran a grading: nothing of one submission can reach the next.
 The server itself runs no student code and no grading; a grading that hangs or crashes is charged
-to itself, and the batch kills and replaces the server it used (grader.staff.batch).
+to itself, and the batch kills and replaces the server it used (grader.staff.batch.local).
 
 Server:  python -m grader.run.parent.fork_server SOCKET   (prints "ready" once listening; exits at EOF on stdin;
          compile children come from a second server on SOCKET.compile that loaded only NVRTC)
 Client:  sandbox.start_child() forks through the server named by $KERNEL_GRADER_FORK_SERVER when
          the command is one of FORKABLE (spawn()); anything else, or a server that is gone, is an
          ordinary subprocess as before.
+
+Over 400 lines as one module because its three parts (the client's spawn(), the owner's ForkServer,
+the server's loop and its forked child) speak one private protocol over the socket (framed JSON and
+passed file descriptors) that changes in all three at once.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Mapping, Sequence
+
+from .rlimits import ResourceLimits, limit_setter
 
 VARIABLE = "KERNEL_GRADER_FORK_SERVER"  # the socket of the server a child may fork through
 # The commands a server may run: the grader's own children. Nothing else (a wrapper like ncu, a
@@ -123,7 +129,7 @@ class ForkedProcess:
                 pass
 
 
-def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, limits: Any) -> ForkedProcess:
+def spawn(address: str, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None, limits: ResourceLimits) -> ForkedProcess:
     """Have the server at `address` fork `argv` (see forkable()); OSError when it cannot (it is gone)."""
     module = forkable(argv)
     if module is None:
@@ -201,7 +207,7 @@ def _send_message(conn: socket.socket, message: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The server as its owner sees it (grader.staff.batch)
+# The server as its owner sees it (grader.staff.batch.local.WarmSlot)
 
 class ForkServer:
     """One running server: start() it, hand children its `address` (in $KERNEL_GRADER_FORK_SERVER),
@@ -454,9 +460,7 @@ def _become(request: Mapping[str, Any], fds: Sequence[int], started: int, close:
             os.dup2(fd, target)
         for fd in fds:
             os.close(fd)
-        from .sandbox import ResourceLimits, _limit_setter
-
-        _limit_setter(ResourceLimits(**request["limits"]))()
+        limit_setter(ResourceLimits(**request["limits"]))()
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update({k: v for k, v in request["env"].items() if k != VARIABLE or request["module"] == "grader"})

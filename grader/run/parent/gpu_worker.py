@@ -15,8 +15,8 @@ worker, and a job that breaks the context ends the worker; either way only that 
 says so, and the slot starts a fresh worker for the next grading. Jobs under ncu or a sanitizer,
 and anything a grading must restart, run in ordinary children as before.
 
-    batch (grader.staff.batch.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
-    grading (grader.run.parent.supervisor)  run_job(): hands a job over, waits, returns a ChildRun
+    batch (grader.staff.batch.local.WarmSlot)   GpuWorker: starts the worker, restarts it between gradings
+    grading (grader.run.parent.supervisor)      run_job(): hands a job over, waits, returns a ChildRun
     worker (grader.run.child.warm_worker FOLDER gpu)
 
 The folder named by $KERNEL_GRADER_GPU_WORKER (or $KERNEL_GRADER_GPU_TEST_WORKER) holds `pid` and `ready` (the worker's pid once its
@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .sandbox import ChildRun, ResourceLimits, _limit_setter, python_argv, reap
+from .rlimits import ResourceLimits, limit_setter
+from .sandbox import ChildRun, python_argv, reap
 
 VARIABLE = "KERNEL_GRADER_GPU_WORKER"  # the folder of the slot's launch worker, in a grading's environment
 # The folder of the slot's second worker, for the hidden tests: they run beside the launches, whose
@@ -78,7 +79,7 @@ class GpuWorker:
         try:
             self.proc = subprocess.Popen(python_argv("grader.run.child.warm_worker", str(folder), self.backend),
                                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(folder),
-                                         env=self.env, start_new_session=True, preexec_fn=_limit_setter(self.limits))
+                                         env=self.env, start_new_session=True, preexec_fn=limit_setter(self.limits))
         except OSError:
             self.proc = None
             return False

@@ -20,7 +20,8 @@ import jsonschema
 
 from ...exercise import Exercise
 from ...results import validate
-from .sandbox import TAG_VARIABLE, kill_tagged, run_child  # noqa: F401 - both are imported from here too
+from .sandbox import run_child
+from .tags import TAG_VARIABLE, kill_tagged  # noqa: F401 - tests import kill_tagged from here too
 from ...ungraded import ungraded_document
 
 # grader-error: the grader failed, or the exercise's own code raised (grader.run.tasks.HarnessFault);

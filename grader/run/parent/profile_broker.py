@@ -18,6 +18,10 @@ exactly as a lone grading would (restarts and all), so its verdict is the lone o
 to the front of the queue. When the rows cannot be told apart and no launch failed, every job of the
 group is told to profile alone. A broker that fails outright tells its gradings the same; one that
 stops answering is noticed by its heartbeat (grader.run.parent.profile_spool).
+
+Over 400 lines as one module because the broker's queue, its lanes and the attribution of ncu's rows
+are one procedure: which jobs keep their counts, which go back to the queue and which profile alone
+is decided from the attribution inside the broker's run of a group.
 """
 from __future__ import annotations
 

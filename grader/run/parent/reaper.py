@@ -1,7 +1,7 @@
 """The reaper: what kills a grader's children when the grader itself is killed outright.
 
 A grading's children run in sessions of their own and keep their time limits in the grading
-process; they carry its tag (sandbox.TAG_VARIABLE), and the grading kills whatever carries it when
+process; they carry its tag (tags.TAG_VARIABLE), and the grading kills whatever carries it when
 it ends or is interrupted. A SIGKILL (the OOM killer, a harness's hard stop) leaves no time for
 that. So the first tagged child a top-level grader starts also starts this process
 (`python -m grader.run.parent.reaper`), in a session of its own, reading the grader's tags from a
@@ -20,6 +20,8 @@ import threading
 from pathlib import Path
 from typing import IO
 
+from .tags import TAG_VARIABLE, kill_tagged, uptime
+
 _lock = threading.Lock()
 _pipe: list[IO[bytes] | None] = [None]  # the write end, in the grader
 _watched: set[str] = set()
@@ -29,8 +31,6 @@ def watch(tag: str, *, prefix: bool = False) -> None:
     """Have the reaper kill `tag`'s processes (with prefix, every tag that starts with it: a batch's
     slots, workers and gradings) if this process dies before they do. A no-op for a tag already
     watched, and under a batch. A reaper that cannot be started costs only this cover."""
-    from .sandbox import TAG_VARIABLE
-
     line = ("P " if prefix else "T ") + tag
     if not tag or line in _watched or os.environ.get(TAG_VARIABLE):
         return
@@ -59,8 +59,6 @@ def _start() -> IO[bytes]:
 
 def main() -> None:
     """Collect tags until the grader's end of the pipe closes, then kill whatever carries them."""
-    from .sandbox import kill_tagged, uptime
-
     lines = set()
     for line in sys.stdin.buffer:
         lines.add(line.rstrip(b"\n").decode("utf-8", "surrogateescape"))

@@ -17,14 +17,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Sequence
 
-from . import reaper
+from . import fork_server, reaper
+from .rlimits import ResourceLimits, limit_setter
+from .tags import TAG_VARIABLE, kill_tagged
 
 KILL_GRACE_SECONDS = 2.0
 DEFAULT_OUTPUT_CAP = 64 * 1024
-TAG_VARIABLE = "KERNEL_GRADER_TAG"  # inherited by every process a child starts, so leftovers can be found
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,6 @@ class ChildRun:
         if self.signal_name:
             return f"killed by {self.signal_name}"
         return f"exited with status {self.returncode}"
-
-
-@dataclass(frozen=True)
-class ResourceLimits:
-    """Limits set in the child before it executes (where the platform allows)."""
-
-    cpu_seconds: int | None = None
-    address_space_bytes: int | None = None  # leave None for CUDA processes: they reserve huge ranges
-    file_size_bytes: int | None = 512 * 1024**2
-    open_files: int | None = 1024
 
 
 def run_child(argv: Sequence[str], *, timeout: float, limits: ResourceLimits | None = None,
@@ -118,7 +108,7 @@ class StartedChild:
         self.proc = _forked(argv, limits, env, cwd) or subprocess.Popen(
             list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=env, cwd=cwd, start_new_session=True,  # own process group: a timeout kills its children too
-            preexec_fn=_limit_setter(limits) if os.name == "posix" else None,
+            preexec_fn=limit_setter(limits) if os.name == "posix" else None,
         )
         self.readers = [_CappedReader(self.proc.stdout, output_cap), _CappedReader(self.proc.stderr, output_cap)]
 
@@ -174,8 +164,6 @@ def _forked(argv: Sequence[str], limits: ResourceLimits, env: dict[str, str] | N
     """The child forked by a warm fork server (grader.run.parent.fork_server) when the environment names one and
     argv is one of the grader's own Python children; None to start it the ordinary way (also when the
     server is gone: it only ever saves start-up time)."""
-    from . import fork_server
-
     address = (env if env is not None else os.environ).get(fork_server.VARIABLE)
     if not address or fork_server.forkable(argv) is None:
         return None
@@ -202,29 +190,6 @@ def _kill_group(proc: subprocess.Popen) -> None:
         except ProcessLookupError:
             pass
         proc.wait()
-
-
-def _limit_setter(limits: ResourceLimits):
-    def apply() -> None:  # runs in the child between fork and exec
-        import resource
-
-        def cap(kind: int, value: int | None) -> None:
-            if value is None:
-                return
-            try:
-                soft, hard = resource.getrlimit(kind)
-                new_hard = value if hard == resource.RLIM_INFINITY else min(hard, value)
-                resource.setrlimit(kind, (min(value, new_hard), new_hard))
-            except (ValueError, OSError):
-                pass  # a limit the platform refuses is skipped, never fatal
-
-        cap(resource.RLIMIT_CORE, 0)
-        cap(resource.RLIMIT_CPU, limits.cpu_seconds)
-        cap(resource.RLIMIT_AS, limits.address_space_bytes)
-        cap(resource.RLIMIT_FSIZE, limits.file_size_bytes)
-        cap(resource.RLIMIT_NOFILE, limits.open_files)
-
-    return apply
 
 
 class _CappedReader:
@@ -257,46 +222,3 @@ class _CappedReader:
         if self.total > self.cap:
             text += f"\n[... {self.total - self.cap:,} more bytes of output not kept]"
         return text
-
-
-def kill_tagged(tag: str, *, prefix: bool = False, started_by: float | None = None) -> int:
-    """SIGKILL every process of this user whose environment carries the tag (Linux /proc); how many.
-    With started_by (seconds since boot, as /proc/uptime counts them), only processes started by
-    then: a later run that reuses the tag (a batch on the same folder) is not touched."""
-    needle = f"{TAG_VARIABLE}={tag}".encode()
-    killed = 0
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return 0
-    me = os.getpid()
-    for entry in proc.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == me:
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            if started_by is not None and _started(entry) > started_by:
-                continue
-        except (OSError, ValueError, IndexError):
-            continue
-        for item in environ.split(b"\0"):
-            if item == needle or (prefix and item.startswith(needle)):
-                try:
-                    os.kill(int(entry.name), signal.SIGKILL)
-                    killed += 1
-                except OSError:
-                    pass
-                break
-    return killed
-
-
-def uptime() -> float:
-    """Seconds since boot (/proc/uptime): the clock of a process's start time."""
-    return float(Path("/proc/uptime").read_text().split()[0])
-
-
-def _started(entry: Path) -> float:
-    """When the process of /proc/PID `entry` started, in seconds since boot (field 22 of its stat,
-    counted after the command name, which may hold spaces and parentheses)."""
-    fields = entry.joinpath("stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[19]) / os.sysconf("SC_CLK_TCK")
-

@@ -2,7 +2,7 @@
 
 The driver (the machine that runs `grade batch`) keeps everything it keeps for a local batch: it
 reads the submissions, skips those already graded, and writes every results file and the gradebook
-itself (grader.staff.batch.record), as each task's result comes back. A task gets the exercise (packed
+itself (grader.staff.batch.record.record), as each task's result comes back. A task gets the exercise (packed
 once into Ray's object store) and the submission's bytes, so the nodes need no shared file system;
 it grades the way a local batch does, in a child process under the batch's time limit
 (grader.run.parent.isolated.grade_in_child), never in the Ray worker's own interpreter.
@@ -14,7 +14,8 @@ Failures are verdicts, as on one machine:
   - a task whose worker or node dies is retried once on any node, then reported as a grader error
     (not a verdict on the submission; the next run of the same command grades it again).
 
-Ray is an optional extra (`pip install 'kernel-grader[ray]'`), imported only here.
+Ray is an optional extra (`pip install 'kernel-grader[ray]'`), imported only here (the batch imports
+this module only when --ray asks for it: grader.staff.batch.run.ray_executor).
 """
 from __future__ import annotations
 
@@ -33,14 +34,17 @@ from typing import Any, Callable, Mapping, Sequence
 import ray
 from ray.exceptions import NodeDiedError, ObjectLostError, OutOfMemoryError, RayError, WorkerCrashedError
 
-from .. import __version__
-from ..run.parent import math_threads
-from .batch import BatchContext, Entry, OnDone, record, unsubmitted
-from ..errors import UsageError
-from ..exercise import Exercise
-from ..exercise import load as load_exercise
-from ..run.parent.isolated import Graded, grade_in_child, kill_tagged
-from ..ungraded import ungraded_document
+from ... import __version__
+from ...errors import UsageError
+from ...exercise import Exercise
+from ...exercise import load as load_exercise
+from ...run.parent import math_threads
+from ...run.parent.isolated import Graded, grade_in_child
+from ...run.parent.tags import kill_tagged
+from ...ungraded import ungraded_document
+from .executor import BatchContext, OnDone
+from .intake import Entry
+from .record import record, unsubmitted
 
 GRACE_S = 60.0    # a task's limit beyond the grading's own: a worker's start-up, fetching and unpacking the exercise
 RETRIES = 1       # further attempts for a task whose worker or node died
@@ -57,7 +61,7 @@ class TaskInput:
 
     exercise: Any         # an ObjectRef to pack_exercise()'s bytes, resolved by Ray before the task runs
     exercise_id: str
-    key: str              # grader.staff.batch.exercise_key: names the unpacked copy on each node
+    key: str              # grader.staff.batch.record.exercise_key: names the unpacked copy on each node
     name: str             # the submission's file name, as its results show it
     source: bytes
     backend: str
