@@ -12,7 +12,8 @@ import test_ptx_corpus as corpus
 # cannot replay from here (a by-value struct argument).
 SKIP = {"test_special_registers", "test_struct_parameter_constant_table_and_switch", "test_every_corpus_file_has_a_test"}
 # Files whose .approx instructions (ex2/lg2/sin/cos/rsqrt.approx) the emulator computes exactly
-# rounded: the hardware's are within 2**-21 relative (PTX ISA, "approx" accuracy).
+# rounded: the hardware's are within 2**-21 relative, and sin/cos.approx within 2**-20.5 absolute
+# over [-pi, pi] (PTX ISA, each instruction's accuracy), which is what decides near their zeros.
 APPROX = {"fast_math.cu", "float_math.cu"}
 # Buffers whose order depends on the order atomics happen in (slots handed out by atomicAdd): compared sorted.
 UNORDERED = {("rounding_intrinsics.cu", 6)}
@@ -49,7 +50,9 @@ def test_gpu_writes_what_the_emulator_wrote(test, tmp_path):
                 dev.append(d)
                 bufs.append(d)
             else:
-                dev.append(_SCALARS[p.ptx_type](a))
+                kind = _SCALARS[p.ptx_type]
+                # a negative int for an unsigned parameter is its two's-complement bits, as C passes it
+                dev.append(kind(a) if np.dtype(kind).kind == "f" else np.array(a, dtype=np.int64).astype(kind))
         fn(tuple(grid) + (1,) * (3 - len(grid)), tuple(block) + (1,) * (3 - len(block)), tuple(dev), shared_mem=shared)
         cp.cuda.Device().synchronize()
         for k, (d, e) in enumerate(zip(bufs, emu_outs)):
@@ -57,6 +60,6 @@ def test_gpu_writes_what_the_emulator_wrote(test, tmp_path):
             if (name, k) in UNORDERED:
                 g, e = np.sort(g, axis=None), np.sort(e, axis=None)
             if name in APPROX and e.dtype.kind == "f":
-                np.testing.assert_allclose(g, e, rtol=2.0 ** -21, atol=2.0 ** -24, err_msg=f"{name} buffer {k}")
+                np.testing.assert_allclose(g, e, rtol=2.0 ** -21, atol=2.0 ** -20.5, err_msg=f"{name} buffer {k}")
             else:
                 np.testing.assert_array_equal(g.view(np.uint8), e.view(np.uint8), err_msg=f"{name} buffer {k}")
