@@ -534,3 +534,14 @@ def test_a_kernel_hung_at_every_size_on_the_gpu_stops_the_emulator_batch(tmp_pat
         api._run_planned(ctx)
         assert seen["stop_set"] is stopped, status
         assert (time.monotonic() - started < 2) is stopped
+
+
+def test_on_a_gpu_memory_safety_also_emulates_the_small_correctness_sizes(tmp_path):
+    """A bug of the ragged edge shows at the emulator's small sizes, not always at the check's own size
+    (histogram: threads past n return before zeroing their shared bin only when n < one block)."""
+    ctx = _context(tmp_path, "histogram", lambda runner, tasks, wrapper, log: _ok(tasks))
+    _plan(ctx, None)
+    emulated = {t.id for t in ctx.planned.values() if t.backend == "emu"}
+    from grader.checks.base import sizes_text
+    wanted = {"emu:" + sizes_text(case) for case in ctx.spec.emu_cases}
+    assert wanted and wanted <= emulated

@@ -25,6 +25,11 @@ class MemorySafetyCheck:
                               seeds=(ctx.seed_for("memory:canary"),), compare=False))
         if ctx.emu_available:
             tasks.append(emu_findings_task(ctx, conf.emu_size or conf.size))
+            if ctx.backend == "gpu":
+                # The emulator's small correctness sizes too, as on the emu backend: a bug of the ragged
+                # edge (threads that return early and leave shared memory unwritten, a read past a
+                # one-element array) often shows only at a size smaller than one block.
+                tasks.extend(emu_findings_task(ctx, case) for case in ctx.spec.emu_cases)
         start_sanitizers(ctx, conf, SANITIZERS, conf.emu_size or conf.size)
         return tasks
 
