@@ -528,24 +528,30 @@ def _close_scope(scope: _Scope, kernel: Kernel) -> None:
             kernel.instrs[i] = dataclasses.replace(ins, operands=ops)
 
 
-def _scoped(op, names: dict[str, str]):
-    """An operand with the registers of enclosing nested blocks given their unique names."""
+def _map_operand(op, sym_reg, reg_name=None):
+    """The operand rebuilt: a bare symbol that `sym_reg(name)` names a register for becomes that
+    register, a register is renamed by `reg_name` (when given), and vectors, groups, pairs, negations
+    and address bases are rebuilt around what changed inside them."""
     if isinstance(op, Reg):
-        return Reg(names.get(op.name, op.name))
+        return Reg(reg_name(op.name)) if reg_name is not None else op
     if isinstance(op, Sym):
-        return Reg(names[op.name]) if op.offset == 0 and op.name in names else op
+        reg = sym_reg(op.name) if op.offset == 0 else None
+        return Reg(reg) if reg is not None else op
     if isinstance(op, Not):
-        return Not(_scoped(op.inner, names))
-    if isinstance(op, Vec):
-        return Vec(tuple(_scoped(i, names) for i in op.items))
-    if isinstance(op, Group):
-        return Group(tuple(_scoped(i, names) for i in op.items))
+        return Not(_map_operand(op.inner, sym_reg, reg_name))
+    if isinstance(op, (Vec, Group)):
+        return type(op)(tuple(_map_operand(i, sym_reg, reg_name) for i in op.items))
     if isinstance(op, Pair):
-        return Pair(_scoped(op.first, names), _scoped(op.second, names))
+        return Pair(_map_operand(op.first, sym_reg, reg_name), _map_operand(op.second, sym_reg, reg_name))
     if isinstance(op, Addr) and op.base is not None:
-        base = _scoped(op.base, names)
+        base = _map_operand(op.base, sym_reg, reg_name)
         return Addr(base, op.offset) if base is not op.base else op
     return op
+
+
+def _scoped(op, names: dict[str, str]):
+    """An operand with the registers of enclosing nested blocks given their unique names."""
+    return _map_operand(op, names.get, lambda name: names.get(name, name))
 
 
 def _func_header(stmt: str) -> Kernel:
@@ -616,17 +622,8 @@ def _names_scoped_reg(op, regs) -> bool:
 
 
 def _as_reg(op, regs):
-    if isinstance(op, Sym) and op.offset == 0 and op.name in regs:
-        return Reg(op.name)
-    if isinstance(op, Vec):
-        return Vec(tuple(_as_reg(i, regs) for i in op.items))
-    if isinstance(op, Group):
-        return Group(tuple(_as_reg(i, regs) for i in op.items))
-    if isinstance(op, Pair):
-        return Pair(_as_reg(op.first, regs), _as_reg(op.second, regs))
-    if isinstance(op, Addr) and isinstance(op.base, Sym) and op.base.offset == 0 and op.base.name in regs:
-        return Addr(Reg(op.base.name), op.offset)
-    return op
+    """An operand whose bare symbols that name declared registers are those registers."""
+    return _map_operand(op, lambda name: name if name in regs else None)
 
 
 def _declare_regs(stmt: str, kernel: Kernel, scope: dict[str, str] | None = None) -> None:
