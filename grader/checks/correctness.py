@@ -11,7 +11,7 @@ from typing import Any, Mapping, Sequence
 from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import Task
-from .base import Context, CorrectnessSummary, emu_launches, failed_task_text, sizes_text, verdict
+from .base import Context, CorrectnessSummary, failed_task_text, sizes_text, verdict
 from .evidence import Evidence, gather
 from .race import NAME as RACE_NAME
 from .race import proven_race
@@ -123,22 +123,6 @@ def describe_mismatch(cmp: Mapping[str, Any], emu: Mapping[str, Any] | None = No
     if computed > 0:
         text += f", {computed:,} NaN written by the kernel"
     return text
-
-
-def early_output_reads(ctx: Context) -> list[str]:
-    """Lines that read an output element before the kernel wrote it, from every emulated launch: its
-    contents on entry are undefined (the grader fills outputs with NaN), so `C += ...` into a C
-    never zeroed, or `beta * C` with beta = 0, reads garbage."""
-    seen: dict[tuple[str, int], tuple[int, str]] = {}
-    for sizes, launch in emu_launches(ctx, [tid for tid, t in ctx.planned.items() if t.backend == "emu"]):
-        for r in launch["emu"].get("output_reads", []):
-            key = (r["buffer"], r["line"])
-            if r["count"] > seen.get(key, (0, ""))[0]:
-                seen[key] = (r["count"], sizes_text(sizes))
-    return [f"{ctx.quote(line)} reads {buffer} before the kernel has written it ({count:,} elements at {where}): an "
-            f"output holds no data when the kernel starts (the grader fills it with NaN). Write each element of "
-            f"{buffer} before reading it, for example accumulate in a register and store once."
-            for (buffer, line), (count, where) in sorted(seen.items(), key=lambda kv: kv[0][1])][:3]
 
 
 def _fmt(x: Any) -> str:

@@ -280,7 +280,6 @@ def _causes(ctx: Context) -> tuple[Cause, ...]:
     """What the emulator saw in any launch of this grading that makes values wrong, each once, with
     its line: out-of-bounds and misaligned accesses, reads of unwritten shared memory, races and
     barrier errors, reads of an output before the kernel wrote it."""
-    from .correctness import early_output_reads  # the messages live with the check that shows them
     from .findings import race_items, race_messages
     if not ctx.emu_available:
         return ()
@@ -306,6 +305,22 @@ def _causes(ctx: Context) -> tuple[Cause, ...]:
     for text in early_output_reads(ctx):
         out.append(Cause("early_output_read", None, text))
     return tuple(out)
+
+
+def early_output_reads(ctx: Context) -> list[str]:
+    """Lines that read an output element before the kernel wrote it, from every emulated launch: its
+    contents on entry are undefined (the grader fills outputs with NaN), so `C += ...` into a C
+    never zeroed, or `beta * C` with beta = 0, reads garbage."""
+    seen: dict[tuple[str, int], tuple[int, str]] = {}
+    for sizes, launch in emu_launches(ctx, [tid for tid, t in ctx.planned.items() if t.backend == "emu"]):
+        for r in launch["emu"].get("output_reads", []):
+            key = (r["buffer"], r["line"])
+            if r["count"] > seen.get(key, (0, ""))[0]:
+                seen[key] = (r["count"], sizes_text(sizes))
+    return [f"{ctx.quote(line)} reads {buffer} before the kernel has written it ({count:,} elements at {where}): an "
+            f"output holds no data when the kernel starts (the grader fills it with NaN). Write each element of "
+            f"{buffer} before reading it, for example accumulate in a register and store once."
+            for (buffer, line), (count, where) in sorted(seen.items(), key=lambda kv: kv[0][1])][:3]
 
 
 def memory_error_text(ctx: Context, m: Mapping[str, Any], sizes: Mapping[str, int]) -> str:
