@@ -200,6 +200,43 @@ def test_normalised_hash_ignores_comments_and_whitespace():
     assert record.normalized_hash(d) != record.normalized_hash('const char* s = ""; __global__ void k(float* x) { x[0] = 1; }')
 
 
+def test_a_scaled_total_says_what_it_was_scaled_from(tmp_path):
+    """Without a GPU, performance does not run: a row's columns fall short of its total, and the
+    gradebook and the summary say by how much and why."""
+    from grader import api
+    from grader.results import to_json
+
+    vector_add = ROOT / "exercises" / "vector_add"
+    out = tmp_path / "out"
+    (out / "results").mkdir(parents=True)
+    entries = []
+    for student, source in (("ada", ROOT / "reference" / "vector_add" / "solution.cu"),
+                            ("bob", ROOT / "reference" / "vector_add" / "wrong" / "full_blocks_only.cu")):
+        report = api.grade(vector_add, source, backend="emu", seed=1, workdir=tmp_path / f"work-{student}")
+        (out / "results" / f"{student}.json").write_text(json.dumps(to_json(report)))
+        entries.append(intake.Entry(student, source.name, source))
+    csv_path, summary = record.write_gradebook(out, entries, load(vector_add))
+    rows = read_csv(csv_path)
+    header, maxes = rows[0], rows[1]
+    assert header[:3] == ["id", "total", "scaled from"] and maxes[-1] == record.SCALED_NOTE
+    tests = header[3:header.index("status")]
+    assert "Performance" not in tests
+    ran = sum(float(maxes[header.index(t)]) for t in tests)
+    for row in rows[2:]:
+        assert row[-1] == "Performance" and float(row[2]) == ran < float(maxes[1])
+        columns = sum(float(row[header.index(t)] or 0) for t in tests)
+        assert float(row[1]) == pytest.approx(columns * float(maxes[1]) / ran, abs=0.01)
+    text = "\n".join(summary.lines())
+    assert f"2 total(s) are scaled: Performance did not run" in text and f"at most {ran:g}" in text
+    assert summary.to_json()["scaled"] == [{"not_run": "Performance", "scaled_from": ran, "students": 2}]
+
+
+def test_a_total_not_scaled_leaves_the_scaled_columns_empty(tmp_path):
+    rows = [record.Row("s1", "graded", 10.0, {"Compiles": 10.0}, {"Compiles": 10.0}, 10.0, ())]
+    table = read_csv(record.write_csv(tmp_path / "grades.csv", rows))
+    assert table[1] == ["(max)", "10", "", "10", "", "", ""] and table[2] == ["s1", "10", "", "10", "graded", "", ""]
+
+
 # --------------------------------------------------------------------------------------------- grading
 
 def test_small_batch_statuses_and_timeout_row(tmp_path):

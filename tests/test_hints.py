@@ -232,3 +232,65 @@ def test_the_spec_schema_rejects_a_hint_table_with_an_unknown_key():
     raw["checks"]["correctness"]["hints"]["fails"] = [{"text": "x", "whenever": ["atomics"]}]
     with pytest.raises(SpecError, match="checks.correctness.hints.fails"):
         spec_module.from_dict(raw, source="spec.toml")
+
+
+# --- one piece of advice, said once ------------------------------------------------------------------
+
+def test_a_hint_shown_covers_the_facts_it_is_written_for():
+    conf = SimpleNamespace(hints=parse_hints({
+        "ragged": {"text": "guard the tile", "when": ["shared_memory"]},
+        "fails": [{"text": "zero C first", "when": ["early_output_read"]},
+                  {"text": "keep nothing", "when": ["second_launch"], "unless": ["atomics"]}]}, "spec.toml: hints"))
+    seen = evidence.Evidence(frozenset({"ragged", "shared_memory", "early_output_read", "second_launch", "atomics"}))
+    assert seen.covered(conf, ("ragged", "fails")) == {"ragged", "shared_memory", "early_output_read"}
+    not_ragged = evidence.Evidence(frozenset({"shared_memory", "second_launch"}))
+    assert not_ragged.covered(conf, ("ragged", "fails")) == {"second_launch"}  # a ragged hint is not shown: covers nothing
+    assert not_ragged.covered(SimpleNamespace(hints={}), ("ragged", "fails")) == frozenset()
+
+
+def test_a_causes_remedy_gives_way_to_a_hint_for_its_fact():
+    cause = evidence.Cause("early_output_read", None, "line 3 reads C first.", "Write C before reading it.")
+    assert cause.said() == "line 3 reads C first. Write C before reading it."
+    assert cause.said(frozenset({"early_output_read"})) == "line 3 reads C first."
+    assert cause.said(frozenset({"race"})) == "line 3 reads C first. Write C before reading it."
+
+
+def _level2_with_hint(tmp_path: Path, hint: str) -> Path:
+    import shutil
+
+    folder = tmp_path / "level2"
+    shutil.copytree(EX / "level2", folder)
+    spec = folder / "spec.toml"
+    text = spec.read_text()
+    anchor = "[checks.correctness.hints]"
+    assert anchor in text
+    spec.write_text(text.replace(anchor, f"{anchor}\nfails = {hint}", 1))
+    return folder
+
+
+def test_the_graders_remedy_for_an_early_read_is_left_out_where_the_exercise_hints_at_it(tmp_path):
+    source = (ROOT / "reference" / "level2" / "solution.cu").read_text()
+    beta = tmp_path / "beta_zero.cu"  # C = A*B + 0 * C: reads C, which holds no data yet
+    beta.write_text(source.replace("C[row * N + col] = acc;", "C[row * N + col] = acc + 0.0f * C[row * N + col];"))
+    remedy = "Write each element of C before reading it"
+
+    def correctness(folder: Path) -> str:
+        report = api.grade(folder, beta, backend="emu", seed=1, workdir=tmp_path / f"work-{folder.parent.name}")
+        return next(t.output for t in report.tests if t.name == "Correctness")
+
+    plain = correctness(EX / "level2")
+    assert "reads C before the kernel has written it" in plain and remedy in plain
+    hinted = correctness(_level2_with_hint(tmp_path, '{ text = "C is NaN on entry: never read it.", when = ["early_output_read"] }'))
+    assert "reads C before the kernel has written it" in hinted  # what was seen stays
+    assert "C is NaN on entry: never read it." in hinted and remedy not in hinted
+
+
+def test_the_graders_question_about_a_second_launch_is_left_out_where_the_exercise_hints_at_it():
+    from grader.checks.correctness import case_problem
+
+    cmp_bad = {"ok": False, "bad": 3, "total": 8, "first": {"param": "out", "index": [5], "got": 1.0, "want": 2.0, "tol": 1e-6}}
+    result = SimpleNamespace(status="ok", launches=[{"compare": {"ok": True}}, {"compare": cmp_bad}])
+    asked = case_problem(result, {"n": 8})
+    assert "second launch, new inputs" in asked and "kept across launches" in asked
+    told = case_problem(result, {"n": 8}, ask_why=False)
+    assert "second launch, new inputs" in told and "kept across launches" not in told

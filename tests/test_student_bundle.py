@@ -144,3 +144,22 @@ def test_pip_source_must_be_one_plain_token(level2, tmp_path):
 def test_toml_writer_round_trips_every_exercise():
     for exercise_id in EXERCISES:  # grader.staff.conventions.spec_round_trips; `grade validate` checks it too
         assert conventions.spec_round_trips(load(ROOT / "exercises" / exercise_id)) == [], exercise_id
+
+
+def test_the_bundle_says_what_it_grades_out_of_beside_the_courses_maximum(level2, tmp_path):
+    """The hidden tests' points stay behind: the README and the grading cell say so with both numbers,
+    and the number they give is the maximum the student's own grading reports."""
+    bundle = student.build_bundle(level2, tmp_path)
+    course, local = load(level2).spec.max_score, load(bundle.folder).spec.max_score
+    assert local < course  # level2 has hidden tests with points
+    readme = (bundle.folder / "README.md").read_text()
+    assert f"Here you grade out of the {local:g} points" in readme and f"the course grades out of {course:g}" in readme
+    assert f"Hidden tests ({course - local:g} points)" in readme
+    cells = bundled_texts(bundle)["notebook cells"]
+    assert f"# Out of {local:g} here: the final grading adds hidden tests worth {course - local:g} points" in cells
+
+
+def test_a_bundle_with_nothing_left_out_names_no_second_maximum():
+    points = student.LocalPoints(course=100.0, local=100.0)
+    assert points.hidden == 0 and points.notebook_line() == ""
+    assert "out of" not in points.readme_line()

@@ -11,12 +11,14 @@ from typing import Any, Mapping, Sequence
 from ..results import TestResult
 from ..spec import CheckSpec
 from ..run.tasks import Task
-from .base import Context, CorrectnessSummary, emu_launches, failed_task_text, sizes_text, verdict
+from .base import Context, CorrectnessSummary, failed_task_text, sizes_text, verdict
 from .evidence import Evidence, gather
 from .race import NAME as RACE_NAME
 from .race import proven_race
 
 LAUNCHES_PER_SIZE = 2
+# The situations whose exercise hints correctness shows (spec.toml `[checks.correctness.hints]`).
+HINT_SITUATIONS = ("ragged", "fails")
 
 
 def task_ids(ctx: Context) -> list[str]:
@@ -45,6 +47,10 @@ class CorrectnessCheck:
                 passed += 1
             else:
                 problems.append(problem)
+        covered = gather(ctx).covered(conf, HINT_SITUATIONS) if problems else frozenset()
+        if "second_launch" in covered:  # the exercise's hint for it is shown below: no question of ours too
+            problems = [p for p in (case_problem(ctx.results.get(f"correctness:{i}"), case, ask_why=False)
+                                    for i, case in enumerate(cases)) if p is not None]
         racy = proven_race(ctx)
         ctx.correctness = CorrectnessSummary(passed, len(cases), racy=bool(racy))
         total = len(cases)
@@ -70,7 +76,7 @@ class CorrectnessCheck:
         else:
             evidence = gather(ctx)
             text = f"Wrong at {total - passed} of {total} sizes:\n" + "\n".join(f"- {p}" for p in problems)
-            causes = cause_lines(evidence)
+            causes = cause_lines(evidence, covered)
             if causes:
                 text += "\nWhat the emulator saw that explains it:\n" + "\n".join(f"- {c}" for c in causes)
             text += ("\n" + advice(evidence, conf)).rstrip("\n")
@@ -82,8 +88,10 @@ class CorrectnessCheck:
         return [verdict("Correctness", conf, not problems, text, score=score, extra=extra)]
 
 
-def case_problem(result, case: Mapping[str, int]) -> str | None:
-    """What went wrong at one size, or None if every launch there was right."""
+def case_problem(result, case: Mapping[str, int], ask_why: bool = True) -> str | None:
+    """What went wrong at one size, or None if every launch there was right. `ask_why`: add the
+    grader's question when only a later launch went wrong (left out where an exercise hint for
+    `second_launch` is shown instead)."""
     lost = failed_task_text(result, case)
     if lost:
         return lost
@@ -96,7 +104,7 @@ def case_problem(result, case: Mapping[str, int]) -> str | None:
             return f"{where}: no output to compare"
         if not cmp["ok"]:
             hint = ""
-            if k and all(l.get("compare", {}).get("ok") for l in result.launches[:k]):
+            if ask_why and k and all(l.get("compare", {}).get("ok") for l in result.launches[:k]):
                 hint = " The first launch was right: is something kept across launches (a __device__ or static variable)?"
             return f"{where}: {describe_mismatch(cmp, launch.get('emu'))}{hint}"
     return None
@@ -125,22 +133,6 @@ def describe_mismatch(cmp: Mapping[str, Any], emu: Mapping[str, Any] | None = No
     return text
 
 
-def early_output_reads(ctx: Context) -> list[str]:
-    """Lines that read an output element before the kernel wrote it, from every emulated launch: its
-    contents on entry are undefined (the grader fills outputs with NaN), so `C += ...` into a C
-    never zeroed, or `beta * C` with beta = 0, reads garbage."""
-    seen: dict[tuple[str, int], tuple[int, str]] = {}
-    for sizes, launch in emu_launches(ctx, [tid for tid, t in ctx.planned.items() if t.backend == "emu"]):
-        for r in launch["emu"].get("output_reads", []):
-            key = (r["buffer"], r["line"])
-            if r["count"] > seen.get(key, (0, ""))[0]:
-                seen[key] = (r["count"], sizes_text(sizes))
-    return [f"{ctx.quote(line)} reads {buffer} before the kernel has written it ({count:,} elements at {where}): an "
-            f"output holds no data when the kernel starts (the grader fills it with NaN). Write each element of "
-            f"{buffer} before reading it, for example accumulate in a register and store once."
-            for (buffer, line), (count, where) in sorted(seen.items(), key=lambda kv: kv[0][1])][:3]
-
-
 def _fmt(x: Any) -> str:
     return f"{x:.6g}" if isinstance(x, float) else str(x)
 
@@ -148,13 +140,14 @@ def _fmt(x: Any) -> str:
 MAX_CAUSES = 4
 
 
-def cause_lines(evidence: Evidence) -> list[str]:
+def cause_lines(evidence: Evidence, covered: frozenset[str] = frozenset()) -> list[str]:
     """The emulator's findings that make values wrong, worst kind first: an out-of-bounds access
     before an uninitialised read before a race before an early read of an output. Shown under
-    correctness even when memory safety or races are not graded: they are why the values are wrong."""
+    correctness even when memory safety or races are not graded: they are why the values are wrong.
+    A finding's remedy is left out where an exercise hint written for its fact is shown (`covered`)."""
     order = {"out_of_bounds": 0, "uninit_read": 1, "race": 2, "early_output_read": 3}
     ranked = sorted(evidence.causes, key=lambda c: order.get(c.fact, 9))
-    return [c.text for c in ranked[:MAX_CAUSES]]
+    return [c.said(covered) for c in ranked[:MAX_CAUSES]]
 
 
 def cause_findings(ctx: Context) -> list:
@@ -174,6 +167,7 @@ def advice(evidence: Evidence, conf: CheckSpec) -> str:
         parts.append(evidence.common)
     if evidence.elements:
         parts.append("Where: " + "; ".join(e.text() for e in evidence.elements) + ".")
+    # The grader's own generic hint is given only where no hint of the exercise is: the exercise's words win.
     hints = (evidence.hints(conf, "ragged") if evidence.has("ragged") else []) + evidence.hints(conf, "fails")
     hints = list(dict.fromkeys(hints))
     if hints:

@@ -51,6 +51,11 @@ class Cause:
     fact: str       # "out_of_bounds", "uninit_read", "race", "early_output_read"
     line: int | None
     text: str       # the message, with the line quoted
+    remedy: str = ""  # the grader's own advice for it, left out where an exercise hint covers the fact
+
+    def said(self, covered: frozenset[str] = frozenset()) -> str:
+        """The message, then the grader's remedy unless a hint shown beside it is written for this fact."""
+        return self.text if not self.remedy or self.fact in covered else f"{self.text} {self.remedy}"
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,21 @@ class Evidence:
     def hints(self, conf: CheckSpec, situation: str) -> list[str]:
         """The check's hints for a situation that the facts call for."""
         return applicable(conf.hints.get(situation, ()), self.facts)
+
+    def covered(self, conf: CheckSpec, situations: Sequence[str]) -> frozenset[str]:
+        """The facts that the hints shown in these situations are written for (their `when`, and
+        `ragged` for a ragged hint): where the exercise speaks to a fact, its words replace the
+        grader's own remedy for it, so the student does not read the same advice twice."""
+        out: set[str] = set()
+        for situation in situations:
+            if situation == "ragged" and not self.has("ragged"):
+                continue
+            for hint in conf.hints.get(situation, ()):
+                if hint.applies(self.facts):
+                    out.update(hint.when)
+                    if situation == "ragged":
+                        out.add("ragged")
+        return frozenset(out)
 
 
 def applicable(hints: Iterable[Hint], facts: Iterable[str]) -> list[str]:
@@ -280,7 +300,6 @@ def _causes(ctx: Context) -> tuple[Cause, ...]:
     """What the emulator saw in any launch of this grading that makes values wrong, each once, with
     its line: out-of-bounds and misaligned accesses, reads of unwritten shared memory, races and
     barrier errors, reads of an output before the kernel wrote it."""
-    from .correctness import early_output_reads  # the messages live with the check that shows them
     from .findings import race_items, race_messages
     if not ctx.emu_available:
         return ()
@@ -303,9 +322,25 @@ def _causes(ctx: Context) -> tuple[Cause, ...]:
     lines = [item.get("line") if what == "barrier" else item.get("second_line") for what, item, _ in race_items(ctx)]
     for line, text in zip(lines, race_messages(ctx)):
         out.append(Cause("race", line, text))
-    for text in early_output_reads(ctx):
-        out.append(Cause("early_output_read", None, text))
+    for text, remedy in early_output_reads(ctx):
+        out.append(Cause("early_output_read", None, text, remedy))
     return tuple(out)
+
+
+def early_output_reads(ctx: Context) -> list[tuple[str, str]]:
+    """Lines that read an output element before the kernel wrote it, from every emulated launch, each
+    as (what was seen, the grader's remedy): its contents on entry are undefined (the grader fills
+    outputs with NaN), so `C += ...` into a C never zeroed, or `beta * C` with beta = 0, reads garbage."""
+    seen: dict[tuple[str, int], tuple[int, str]] = {}
+    for sizes, launch in emu_launches(ctx, [tid for tid, t in ctx.planned.items() if t.backend == "emu"]):
+        for r in launch["emu"].get("output_reads", []):
+            key = (r["buffer"], r["line"])
+            if r["count"] > seen.get(key, (0, ""))[0]:
+                seen[key] = (r["count"], sizes_text(sizes))
+    return [(f"{ctx.quote(line)} reads {buffer} before the kernel has written it ({count:,} elements at {where}): an "
+             f"output holds no data when the kernel starts (the grader fills it with NaN).",
+             f"Write each element of {buffer} before reading it, for example accumulate in a register and store once.")
+            for (buffer, line), (count, where) in sorted(seen.items(), key=lambda kv: kv[0][1])][:3]
 
 
 def memory_error_text(ctx: Context, m: Mapping[str, Any], sizes: Mapping[str, int]) -> str:

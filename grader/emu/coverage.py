@@ -29,43 +29,9 @@ from . import cfg as cfg_mod
 from . import ptx as ptx_mod
 from .machine import DecodeContext, decode_instr
 from .operands import KNOWN_SPECIAL, Unsupported, is_special
+from .refusals import REFUSED, flat_operands, opcode_form, refusal, refused_key
 
 ARCH = "sm_90"
-
-# Constructs the emulator declines on purpose. Key: an opcode form (or its leading part), a special
-# register prefix, a directive or a state space; value: what the student reads (the emulator adds
-# the source line). Matching is on whole qualifiers: "mma" covers "mma.sync.aligned...", not "mmax".
-REFUSED: dict[str, str] = {
-    "call recursive": "recursion (a __device__ function that calls itself, directly or through another)",
-    "call indirect": "calls through a function pointer or virtual function",
-    "call too-large": "device-function calls nested too deep or too large to inline",
-    "call extern": "calls to a device function whose body is not in the file",
-    "tex": "texture fetches (tex)", "tld4": "texture gathers (tld4)", "txq": "texture queries (txq)",
-    "suld": "surface loads (suld)", "sust": "surface stores (sust)", "sured": "surface reductions (sured)",
-    "suq": "surface queries (suq)",
-    "wmma": "tensor-core matrix operations (wmma)", "mma": "tensor-core matrix operations (mma)",
-    "wgmma": "warpgroup tensor-core operations (wgmma)", "ldmatrix": "ldmatrix", "stmatrix": "stmatrix",
-    "cp.async.bulk": "bulk asynchronous copies (TMA, cp.async.bulk)", "mbarrier": "mbarrier objects",
-    "barrier.cluster": "cluster barriers (thread block clusters)",
-    "alloca": "dynamically sized stack arrays (alloca)", "stacksave": "dynamic stack allocation (stacksave)",
-    "stackrestore": "dynamic stack allocation (stackrestore)",
-    "setmaxnreg": "setmaxnreg", "getctarank": "cluster shared memory (getctarank)",
-    "mapa": "cluster shared memory (mapa)",
-    "%cluster": "thread block cluster special registers (%cluster...)",
-    "%nclusterid": "thread block cluster special registers (%nclusterid)",
-    "%is_explicit_cluster": "thread block cluster special registers (%is_explicit_cluster)",
-    "%envreg": "driver environment registers (%envreg)",
-    "%pm": "performance-monitor counters (%pm)",
-    "%reserved_smem": "reserved shared memory registers (%reserved_smem...)",
-    "%current_graph_exec": "CUDA graph registers (%current_graph_exec)",
-    ".callprototype": "calls through a function pointer (.callprototype)",
-    ".tex": "texture references (.tex)", ".texref": "texture references (.texref)",
-    ".surfref": "surface references (.surfref)", ".samplerref": "sampler references (.samplerref)",
-    ".reqnctapercluster": "thread block clusters (.reqnctapercluster)",
-    ".explicitcluster": "thread block clusters (.explicitcluster)",
-    ".maxclusterrank": "thread block clusters (.maxclusterrank)",
-    ".shared::cluster": "distributed shared memory (.shared::cluster)",
-}
 
 # Directives and what the emulator does with them ("no effect" ones change nothing a kernel computes).
 DIRECTIVES: dict[str, str] = {
@@ -85,7 +51,6 @@ STATE_SPACES: dict[str, str] = {
     "local": "local memory",
 }
 
-_IGNORED_MODS = {"uni", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "aligned"}
 _TYPES = set(ptx_mod._TYPE_SIZES) | {"v2", "v4", "v8"}
 
 
@@ -115,65 +80,6 @@ class Census:
     def missing(self) -> tuple[Construct, ...]:
         """Constructs that are neither emulated nor refused on purpose."""
         return tuple(c for c in self.constructs if c.status == "missing")
-
-
-# ---------------------------------------------------------------- refusals
-
-
-def _refused_key(name: str) -> str | None:
-    for key in REFUSED:
-        if name == key or name.startswith((key + ".", key + " ", key + "::")):
-            return key
-        if key.startswith("%") and name.startswith(key):
-            return key
-    return None
-
-
-def opcode_form(ins: ptx_mod.Instr) -> str:
-    """The opcode and the qualifiers that matter (`ld.global.nc.L1::no_allocate.v4.f32` ->
-    `ld.global.nc.v4.f32`); a call is named by what it calls (`call func`, `call vprintf`, ...)."""
-    if ins.opcode == "call":
-        return f"call {call_kind(ins)}"
-    mods = [m for m in ins.mods if m not in _IGNORED_MODS and not m.startswith(("L1::", "L2::"))]
-    return ".".join([ins.opcode, *mods])
-
-
-def call_kind(ins: ptx_mod.Instr) -> str:
-    """What a `call` calls: vprintf, __assertfail, func (an inlined-away body), recursive, indirect,
-    too-large or extern."""
-    callee = next((o.name for o in ins.operands if isinstance(o, ptx_mod.Sym)), None)
-    if callee is None:
-        return "indirect"
-    if callee in ("vprintf", "__assertfail"):
-        return callee
-    return ins.call_left or "extern"
-
-
-def refusal(ins: ptx_mod.Instr) -> str | None:
-    """The REFUSED message for an instruction the emulator declines on purpose, else None."""
-    key = _refused_key(opcode_form(ins))
-    if key is not None:
-        return REFUSED[key]
-    for op in _flat(ins.operands):
-        if isinstance(op, ptx_mod.Reg) and is_special(op.name) and op.name not in KNOWN_SPECIAL:
-            key = _refused_key(op.name)
-            if key is not None:
-                return f"{REFUSED[key]}: {op.name}"
-    return None
-
-
-def _flat(ops):
-    for o in ops:
-        if isinstance(o, (ptx_mod.Vec, ptx_mod.Group)):
-            yield from _flat(o.items)
-        elif isinstance(o, ptx_mod.Pair):
-            yield from _flat((o.first, o.second))
-        elif isinstance(o, ptx_mod.Not):
-            yield o.inner
-        elif isinstance(o, ptx_mod.Addr):
-            yield o.base
-        else:
-            yield o
 
 
 # ---------------------------------------------------------------- census
@@ -233,7 +139,7 @@ def census(ptx_texts: dict[str, str]) -> Census:
                 note("opcode", opcode_form(ins), status, why, fname)
                 for space in {m.split("::")[0] for m in ins.mods} & set(STATE_SPACES):
                     note("state space", "." + space, "emulated", STATE_SPACES[space], fname)
-                for op in _flat(ins.operands):
+                for op in flat_operands(ins.operands):
                     if isinstance(op, ptx_mod.Reg) and is_special(op.name):
                         _note_special(note, op.name, fname)
         if re.search(r"\bWARP_SZ\b", ptx_mod._strip_comments(text)):
@@ -243,7 +149,7 @@ def census(ptx_texts: dict[str, str]) -> Census:
                 if w in _TYPES:
                     continue
                 if w.split("::")[0] in STATE_SPACES:
-                    key = _refused_key("." + w)
+                    key = refused_key("." + w)
                     if key:
                         note("state space", "." + w, "refused", REFUSED[key], fname)
                     else:
@@ -251,7 +157,7 @@ def census(ptx_texts: dict[str, str]) -> Census:
                 elif w in DIRECTIVES:
                     note("directive", "." + w, "emulated", DIRECTIVES[w], fname)
                 else:
-                    key = _refused_key("." + w)
+                    key = refused_key("." + w)
                     if key:
                         note("directive", "." + w, "refused", REFUSED[key], fname)
                     else:
@@ -268,7 +174,7 @@ def _note_special(note, name: str, fname: str) -> None:
     if name in KNOWN_SPECIAL:
         note("special register", name, "emulated", "", fname)
         return
-    key = _refused_key(name)
+    key = refused_key(name)
     if key:
         note("special register", name, "refused", REFUSED[key], fname)
     else:

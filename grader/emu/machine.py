@@ -22,6 +22,7 @@ from . import cfg as cfg_mod
 from . import memory
 from .operands import Unsupported, storage_dtype
 from .ptx import Instr, Kernel, Module
+from .refusals import refusal
 from .rendezvous import Rendezvous
 
 WARP = 32
@@ -158,8 +159,6 @@ def decode_instr(ins: Instr, ctx: DecodeContext, pc: int):
 
 def decode_kernel(module: Module, kernel: Kernel, global_addrs: dict[str, int]) -> KernelCode:
     """Build the CFG and one handler per instruction."""
-    from .coverage import refusal
-
     graph = cfg_mod.build(kernel)
     ctx = DecodeContext(module, kernel, global_addrs)
     ctx.cfg = graph

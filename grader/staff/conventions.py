@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..exercise import Exercise, Harness
+from .expectation import read_expectation
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,8 +48,6 @@ def corpus(exercise: Exercise) -> list[str]:
     """At least MIN_WRONG wrong files, each with its `expect:` header, one of them a bug that only shows
     when the size is not a multiple of the block or tile (its header says "multiple", or names a `% `):
     the bug the measured H200 table in DESIGN.md shows plain runs miss at friendly sizes."""
-    from .validate import read_expectation
-
     wrong = wrong_files(exercise)
     problems = []
     if len(wrong) < MIN_WRONG:

@@ -86,13 +86,15 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
     if folder.resolve() == exercise.root:
         raise UsageError(f"--out {out}: that would overwrite the exercise itself; choose another folder")
     spec_text = public_spec_text(exercise.root / "spec.toml")
+    points = local_points(exercise, spec_text)
     headers = ", ".join(f"`<{h}>`" for h in exercise.spec.limits.allowed_includes) or "none"
     readme = (exercise.root / "README.md").read_text(encoding="utf-8").rstrip() + "\n\n" + \
-        GRADING_SECTION.format(id=ex_id, headers=headers)
+        GRADING_SECTION.format(id=ex_id, headers=headers, hidden=points.readme_line())
     skeleton = (exercise.root / "skeleton.cu").read_text(encoding="utf-8")
     harness = (exercise.root / "harness.py").read_text(encoding="utf-8")
     counters = shipped_counters.text_for(exercise)  # the reference's counts (numbers, never its code)
-    notebook = build_notebook(ex_id, exercise.spec.title, readme, skeleton, spec_text, harness, pip_source, counters)
+    notebook = build_notebook(ex_id, exercise.spec.title, readme, skeleton, spec_text, harness, pip_source, counters,
+                              points=points)
     if folder.exists():
         shutil.rmtree(folder)  # a bundle is generated: stale files from an older one must not linger
     folder.mkdir(parents=True)
@@ -107,6 +109,42 @@ def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER
     nbformat.write(notebook, str(nb_path))
     written.append(nb_path)
     return StudentBundle(folder, tuple(written), nb_path)
+
+
+@dataclass(frozen=True)
+class LocalPoints:
+    """What a student can earn with the bundle against what the course grades out of: the hidden
+    tests' points stay behind with the tests, so the bundle's maximum is lower by exactly those."""
+
+    course: float   # the exercise's maximum, as the final grading counts it
+    local: float    # the bundle's maximum (the hidden tests' points left out)
+
+    @property
+    def hidden(self) -> float:
+        """The points only the final grading can give (its hidden tests)."""
+        return self.course - self.local
+
+    def readme_line(self) -> str:
+        """The README's bullet on hidden tests: with the two maximums where they differ."""
+        if not self.hidden:
+            return "- **Hidden tests.** The final grading may run extra tests that are not in this bundle."
+        return (f"- **Hidden tests ({self.hidden:g} points).** The final grading runs tests that are not in this "
+                f"bundle, worth {self.hidden:g} of its {self.course:g} points. Here you grade out of the "
+                f"{self.local:g} points you can check yourself, so the score line reads `/ {self.local:g}`, and "
+                f"the course grades out of {self.course:g}: full marks here are {self.local:g} of those {self.course:g}.")
+
+    def notebook_line(self) -> str:
+        """The grading cell's comment on the maximum (empty where nothing is left out)."""
+        if not self.hidden:
+            return ""
+        return (f"# Out of {self.local:g} here: the final grading adds hidden tests worth {self.hidden:g} points "
+                f"(out of {self.course:g} there).\n")
+
+
+def local_points(exercise: exercise_module.Exercise, spec_text: str) -> LocalPoints:
+    """The course's maximum and the maximum of the bundle's spec (its student copy, `spec_text`)."""
+    local = spec_module.from_dict(tomllib.loads(spec_text), source="student copy of spec.toml").max_score
+    return LocalPoints(float(exercise.spec.max_score), float(local))
 
 
 def public_spec(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -129,7 +167,7 @@ def public_spec_text(path: Path) -> str:
 
 
 def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text: str, harness: str,
-                   pip_source: str, counters: str | None = None) -> nbformat.NotebookNode:
+                   pip_source: str, counters: str | None = None, points: LocalPoints | None = None) -> nbformat.NotebookNode:
     """A Colab notebook: the task, the install, the exercise files, the kernel, the grading cell."""
     install = f"""# Installs the grader. Your course staff chose where it comes from:
 #   a wheel they host ({"https://.../kernel_grader-X.Y.Z-py3-none-any.whl"}), a git+https URL, or a package name.
@@ -158,6 +196,7 @@ def build_notebook(ex_id: str, title: str, readme: str, skeleton: str, spec_text
         v4.new_code_cell(
             f"# Grades submission.cu: on the GPU when the runtime has one, else on the CPU emulator.\n"
             f"# Each failing check says what went wrong and on which line of submission.cu.\n"
+            + (points.notebook_line() if points else "") +
             f"!grade {ex_id} submission.cu"),
         v4.new_markdown_cell(
             "When you are happy with it, submit either `submission.cu` (Files panel on the left) or this notebook "
@@ -200,7 +239,7 @@ What differs from the final grading:
   your traffic goes per line with `grade profile {id} my_kernel.cu --size ...`.
 - **Performance is not graded here.** It times your kernel against the reference solution, so the
   grader lists it under "not run" (`extra_data.not_run` in the JSON) instead of scoring it.
-- **Hidden tests.** The final grading may run extra tests that are not in this bundle.
+{hidden}
 
 How points are counted:
 

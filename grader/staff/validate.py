@@ -9,7 +9,6 @@ says so rather than "passed".
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -20,17 +19,7 @@ from ..exercise import load as load_exercise
 from ..results import Report
 from ..spec import CATEGORIES
 from .conventions import CONVENTIONS
-
-_EXPECT = re.compile(r"^\s*(?://|#)\s*expect:\s*([\w-]+)\s*$", re.MULTILINE)
-_ALSO = re.compile(r"^\s*(?://|#)\s*also:\s*([\w\s,-]+?)\s*$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """What a wrong submission declares about itself."""
-
-    expect: str
-    also: frozenset[str] = frozenset()
+from .expectation import read_expectation
 
 
 @dataclass
@@ -47,17 +36,6 @@ class Validation:
 
     def add(self, ok: bool, text: str) -> None:
         self.items.append((ok, text))
-
-
-def read_expectation(path: Path) -> Expectation | None:
-    """The `// expect:` and `// also:` header of a wrong submission, or None if it has none."""
-    head = path.read_text(encoding="utf-8", errors="replace")[:2000]
-    match = _EXPECT.search(head)
-    if not match:
-        return None
-    also = _ALSO.search(head)
-    names = frozenset(a.strip() for a in also.group(1).split(",") if a.strip()) if also else frozenset()
-    return Expectation(match.group(1), names)
 
 
 def failing(report: Report) -> set[str]:

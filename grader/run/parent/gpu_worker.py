@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from .file_handoff import write_atomically
 from .rlimits import ResourceLimits, limit_setter
 from .sandbox import ChildRun, python_argv, reap
 
@@ -141,8 +142,6 @@ def run_job(folder: str, job: Path, *, backend: str, timeout: float, output_cap:
         except FileExistsError:
             n += 1
     out, err = job.with_suffix(".stdout"), job.with_suffix(".stderr")
-    from .supervisor import write_atomically  # here: the supervisor imports this module
-
     order = {"job": str(job.resolve()), "stdout": str(out.resolve()), "stderr": str(err.resolve())}
     if pytest_args is not None:
         order.update({"kind": "pytest", "args": list(pytest_args), "env": dict(env or {})})

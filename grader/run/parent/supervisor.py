@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
 from . import gpu_worker
+from .file_handoff import wait_for_file, write_atomically  # noqa: F401 (wait_for_file: the children's name for it)
 from .sandbox import ChildRun, ResourceLimits, StartedChild, python_argv, run_child, start_child
 from ...spec import Limits
 from .stage_clock import StageClock
@@ -50,24 +51,6 @@ class Prestarted:
     def cancel(self) -> None:
         """Kill it unused (the submission did not compile, or its stage was not needed)."""
         self.child.cancel()
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file a waiting child polls for (wait_for_file): it appears whole or not at all."""
-    part = path.with_name(path.name + ".part")
-    part.write_text(text)
-    os.replace(part, path)
-
-
-def wait_for_file(path: Path, seconds: float | None = None) -> bool:
-    """In a child: block until the parent creates `path` (a job, or word that the GPU is free); whether
-    it came within `seconds` (no bound: the parent's time limit ends the wait if it never comes)."""
-    deadline = None if seconds is None else time.monotonic() + seconds
-    while not path.exists():
-        if deadline is not None and time.monotonic() > deadline:
-            return False
-        time.sleep(0.005)
-    return True
 
 
 @dataclass

@@ -39,6 +39,9 @@ from .intake import Entry
 
 RESULTS = "results"
 CSV_NAME = "grades.csv"
+# The (max) line's last cell where some total is scaled: why the columns fall short of the total.
+SCALED_NOTE = ("a check named in this column did not run for that row: its points left the maximum, and the "
+               "total is the row's columns x max / scaled from")
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,7 @@ class Row:
     failed: tuple[str, ...]
     submitters: tuple[str, ...] = ()
     not_run: tuple[str, ...] = ()  # checks whose points left the denominator here (the total is scaled)
+    scaled_from: float | None = None  # the points that could run, where not_run made the total a scaled one
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class Summary:
     failing: tuple[tuple[str, int], ...]          # (test name, students failing it), most first
     identical: tuple[tuple[str, tuple[str, ...]], ...]  # (label, students) for each group of 2+
     stale: tuple[str, ...] = ()                   # results files of students not in this input
+    scaled: tuple[tuple[str, float, int], ...] = ()  # (checks not run, points that could run, students) per kind of scaling
 
     def lines(self) -> list[str]:
         out = [f"{self.students} submissions: " + ", ".join(f"{self.by_status.get(s, 0)} {s}" for s in STATUSES)]
@@ -80,6 +85,10 @@ class Summary:
         if self.identical:
             out.append("identical submissions (same source once comments and whitespace are removed):")
             out += [f"  {label}: {', '.join(group)}" for label, group in self.identical]
+        for checks, ran, n in self.scaled:
+            out.append(f"note: {n} total(s) are scaled: {checks} did not run for them, so their columns in "
+                       f"{CSV_NAME} add up to at most {ran:g} and the total is that sum x {self.max_total:g} / {ran:g} "
+                       "(the column \"scaled from\")")
         if self.stale:
             out.append(f"note: {len(self.stale)} results file(s) belong to no submission in this input and were left out: "
                        + ", ".join(self.stale[:10]) + (" ..." if len(self.stale) > 10 else ""))
@@ -90,7 +99,8 @@ class Summary:
                 "histogram": [{"band": b, "students": n} for b, n in self.histogram],
                 "failing": [{"test": t, "students": n} for t, n in self.failing],
                 "identical": [{"label": label, "students": list(g)} for label, g in self.identical],
-                "stale": list(self.stale)}
+                "stale": list(self.stale),
+                "scaled": [{"not_run": c, "scaled_from": r, "students": n} for c, r, n in self.scaled]}
 
 
 def exercise_key(exercise: Exercise, backend: str) -> str:
@@ -187,8 +197,10 @@ def read_rows(out: Path, entries: Sequence[Entry]) -> tuple[list[Row], tuple[str
             failed = tuple(t["name"] for t in doc["tests"] if t["status"] == "failed" and not t["extra_data"].get("gated"))
             excluded = tuple(n["name"] for n in doc["extra_data"].get("not_run", [])
                              if n.get("points") and (n.get("grader_fault") or n.get("policy", "exclude") == "exclude"))
+            ran = doc["extra_data"].get("raw_max_score")
+            scaled_from = float(ran) if excluded and ran is not None else None
             rows.append(Row(entry.student, status, float(doc["score"]), scores, maxes,
-                            float(doc["extra_data"]["max_score"]), failed, entry.submitters, excluded))
+                            float(doc["extra_data"]["max_score"]), failed, entry.submitters, excluded, scaled_from))
         except (OSError, ValueError, KeyError, TypeError):
             rows.append(Row(entry.student, "grader-error", 0.0, {}, {}, 0.0, (), entry.submitters))
     known = {f"{e.student}.json" for e in entries}
@@ -197,9 +209,12 @@ def read_rows(out: Path, entries: Sequence[Entry]) -> tuple[list[Row], tuple[str
 
 
 def write_csv(path: Path, rows: Sequence[Row]) -> Path:
-    """id, total, one column per test, status, submitters, not run; the second line holds the maximum
-    points, as in the results JSON. A check that did not run (performance without a GPU) has no
-    column of its own: its points left the denominator and the total is scaled to the maximum."""
+    """id, total, scaled from, one column per test, status, submitters, not run; the second line holds
+    the maximum points, as in the results JSON. A check that did not run (performance without a GPU)
+    has no column of its own: its points left the denominator, so a row's columns add up to at most
+    `scaled from` (the points that could run) and its total is their sum x max / scaled from. The
+    (max) line says so in its last cell, so that a gradebook whose columns fall short of the total
+    explains itself."""
     tests: list[str] = []
     maxes: dict[str, float] = {}
     for row in rows:
@@ -210,12 +225,14 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
     max_total = max((r.max_total for r in rows), default=0.0)
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["id", "total", *map(_cell, tests), "status", "submitters", "not run (total scaled)"])
-    w.writerow(["(max)", _num(max_total), *(_num(maxes[t]) for t in tests), "", "", ""])
+    note = SCALED_NOTE if any(r.scaled_from is not None for r in rows) else ""
+    w.writerow(["id", "total", "scaled from", *map(_cell, tests), "status", "submitters", "not run (total scaled)"])
+    w.writerow(["(max)", _num(max_total), "", *(_num(maxes[t]) for t in tests), "", "", note])
     for r in rows:
         # A grader error is no verdict: its total stays empty rather than read as a zero.
         total = "" if r.status == "grader-error" else _num(r.total)
-        w.writerow([_cell(r.student), total, *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
+        scaled = "" if r.scaled_from is None else _num(r.scaled_from)
+        w.writerow([_cell(r.student), total, scaled, *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
                     _cell(r.status), _cell("; ".join(r.submitters)), _cell("; ".join(r.not_run))])
     write_text(path, buf.getvalue())
     return path
@@ -274,7 +291,9 @@ def summarize(rows: Sequence[Row], entries: Sequence[Entry], exercise: Exercise,
             label = f"identical to {known[digest]}" if digest in known else f"group {digest[:8]}"
             identical.append((label, tuple(students)))
     identical.sort(key=lambda g: (-len(g[1]), g[0]))
-    return Summary(len(rows), max_total, dict(by_status), histogram, tuple(failing.most_common(8)), tuple(identical), tuple(stale))
+    scaled = Counter((", ".join(r.not_run), r.scaled_from) for r in rows if r.scaled_from is not None)
+    return Summary(len(rows), max_total, dict(by_status), histogram, tuple(failing.most_common(8)), tuple(identical),
+                   tuple(stale), tuple((checks, ran, n) for (checks, ran), n in sorted(scaled.items())))
 
 
 def _text(path: Path | None) -> str | None:
