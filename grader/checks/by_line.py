@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..tools import PROFILE_METRICS
-from .base import Context, emu_launches, sizes_text
-from .findings import emu_task_ids, race_items
+from .base import Context, sizes_text
+from .findings import memory_items, race_items
 
 MAX_FINDINGS = 50
 # The counters `grade profile` prints per line (Nsight Compute's names), and nothing else the
@@ -59,24 +59,17 @@ def race_findings(ctx: Context) -> list[dict[str, Any]]:
 def memory_findings(ctx: Context) -> list[dict[str, Any]]:
     """Out-of-bounds and misaligned accesses and reads of unwritten shared memory, deduplicated as
     memory_messages deduplicates them."""
-    seen, out = set(), []
-    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
-        emu = launch["emu"]
-        for m in emu.get("memory_errors", []):
-            key = ("mem", m["kind"], m["space"], m.get("line"))
-            if key not in seen:
-                seen.add(key)
-                kind = f"{m['kind'].replace('-', ' ')} of {m['space']} memory"
-                out.append(_record(kind, "memory-safety", [m.get("line")], sizes,
-                                   f"{kind} by block {tuple(m['block'])}, thread {tuple(m['thread'])}: "
-                                   f"{m.get('detail', '')}".rstrip(": ")))
-        for u in emu.get("uninit_reads", []):
-            key = ("uninit", u.get("line"))
-            if key not in seen:
-                seen.add(key)
-                out.append(_record("read of unwritten shared memory", "memory-safety", [u.get("line")], sizes,
-                                   f"{u['count']:,} bytes of shared memory read before any thread of the block wrote them "
-                                   f"(e.g. block {tuple(u['block'])}, offset {u['offset']})"))
+    out = []
+    for what, item, sizes in memory_items(ctx):
+        if what == "mem":
+            kind = f"{item['kind'].replace('-', ' ')} of {item['space']} memory"
+            out.append(_record(kind, "memory-safety", [item.get("line")], sizes,
+                               f"{kind} by block {tuple(item['block'])}, thread {tuple(item['thread'])}: "
+                               f"{item.get('detail', '')}".rstrip(": ")))
+        else:
+            out.append(_record("read of unwritten shared memory", "memory-safety", [item.get("line")], sizes,
+                               f"{item['count']:,} bytes of shared memory read before any thread of the block wrote "
+                               f"them (e.g. block {tuple(item['block'])}, offset {item['offset']})"))
     return out[:MAX_FINDINGS]
 
 

@@ -17,7 +17,6 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..spec import HINT_FACTS, CheckSpec, Hint
 from .base import Context, emu_launches, sizes_text
-from .findings import emu_task_ids
 
 # A shared access line conflicts when its warp instructions average at least this many times the
 # wavefronts its access width needs without a conflict (1 for 32-bit lanes, 2 for 64-bit, 4 for
@@ -300,25 +299,15 @@ def _causes(ctx: Context) -> tuple[Cause, ...]:
     """What the emulator saw in any launch of this grading that makes values wrong, each once, with
     its line: out-of-bounds and misaligned accesses, reads of unwritten shared memory, races and
     barrier errors, reads of an output before the kernel wrote it."""
-    from .findings import race_items, race_messages
+    from .findings import memory_items, race_items, race_messages, uninit_read_text
     if not ctx.emu_available:
         return ()
     out: list[Cause] = []
-    seen = set()
-    for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
-        emu = launch["emu"]
-        for m in emu.get("memory_errors", []):
-            key = ("mem", m["kind"], m["space"], m.get("line"))
-            if key not in seen:
-                seen.add(key)
-                out.append(Cause("out_of_bounds", m.get("line"), memory_error_text(ctx, m, sizes)))
-        for u in emu.get("uninit_reads", []):
-            key = ("uninit", u.get("line"))
-            if key not in seen:
-                seen.add(key)
-                out.append(Cause("uninit_read", u.get("line"),
-                                 f"{ctx.quote(u.get('line'))} reads shared memory that no thread of the block wrote "
-                                 f"({u['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(u['block'])}, offset {u['offset']})"))
+    for what, item, sizes in memory_items(ctx):
+        if what == "mem":
+            out.append(Cause("out_of_bounds", item.get("line"), memory_error_text(ctx, item, sizes)))
+        else:
+            out.append(Cause("uninit_read", item.get("line"), uninit_read_text(ctx, item, sizes)))
     lines = [item.get("line") if what == "barrier" else item.get("second_line") for what, item, _ in race_items(ctx)]
     for line, text in zip(lines, race_messages(ctx)):
         out.append(Cause("race", line, text))

@@ -92,8 +92,10 @@ def _warp_synchronous(item: Mapping[str, Any]) -> bool:
     return item.get("cause") == "volatile" and item.get("scope") == "warp"
 
 
-def memory_messages(ctx: Context) -> list[str]:
-    """Out-of-bounds and misaligned accesses and uninitialised shared reads from every emulated launch."""
+def memory_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, int]]]:
+    """("mem" or "uninit", the emulator's record, its sizes) for every out-of-bounds or misaligned
+    access (one per kind, space and line) and every read of unwritten shared memory (one per line) of
+    every emulated launch: what memory safety judges, however it is shown."""
     seen, out = set(), []
     for sizes, launch in emu_launches(ctx, emu_task_ids(ctx)):
         emu = launch["emu"]
@@ -101,15 +103,32 @@ def memory_messages(ctx: Context) -> list[str]:
             key = ("mem", m["kind"], m["space"], m.get("line"))
             if key not in seen:
                 seen.add(key)
-                out.append(f"{m['kind'].replace('-', ' ')} of {m['space']} memory at {ctx.quote(m.get('line'))} "
-                           f"({sizes_text(sizes)}, block {tuple(m['block'])}, thread {tuple(m['thread'])}): {m.get('detail', '')}".rstrip(": "))
+                out.append(("mem", m, sizes))
         for u in emu.get("uninit_reads", []):
             key = ("uninit", u.get("line"))
             if key not in seen:
                 seen.add(key)
-                out.append(f"{ctx.quote(u.get('line'))} reads shared memory that no thread of the block wrote "
-                           f"({u['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(u['block'])}, offset {u['offset']}): "
-                           "write every element of the tile (zero past the edge) before the barrier.")
+                out.append(("uninit", u, sizes))
+    return out
+
+
+def uninit_read_text(ctx: Context, u: Mapping[str, Any], sizes: Mapping[str, int]) -> str:
+    """A read of unwritten shared memory, quoted: the line, how much, where."""
+    return (f"{ctx.quote(u.get('line'))} reads shared memory that no thread of the block wrote "
+            f"({u['count']:,} bytes at {sizes_text(sizes)}, e.g. block {tuple(u['block'])}, offset {u['offset']})")
+
+
+def memory_messages(ctx: Context) -> list[str]:
+    """Out-of-bounds and misaligned accesses and uninitialised shared reads from every emulated launch."""
+    out = []
+    for what, item, sizes in memory_items(ctx):
+        if what == "mem":
+            out.append(f"{item['kind'].replace('-', ' ')} of {item['space']} memory at {ctx.quote(item.get('line'))} "
+                       f"({sizes_text(sizes)}, block {tuple(item['block'])}, thread {tuple(item['thread'])}): "
+                       f"{item.get('detail', '')}".rstrip(": "))
+        else:
+            out.append(uninit_read_text(ctx, item, sizes) + ": write every element of the tile (zero past the edge) "
+                       "before the barrier.")
     return out
 
 
