@@ -423,9 +423,6 @@ def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(t
     then, so nothing is said."""
     from types import SimpleNamespace
 
-    from grader import api
-from grader.kinds import cuda
-
     errors = []
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
     gone = tmp_path / "gone" / "gpu-free"

@@ -167,7 +167,7 @@ def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: Gp
     if problem:
         tests, skipped = not_compiled(spec, backend, problem)
         return report(tests, skipped)
-    compile_test = compile_test(spec, mine)
+    compiled_test = compile_test(spec, mine)
     ref = compiled.get("reference", {})
     has_reference = bool(ref.get("ok"))
     if exercise.solution_path.exists() and not has_reference:
@@ -183,7 +183,7 @@ def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: Gp
     ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=tools, source_name=sub.name,
                   source=sub.source, place=where.describe, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early,
                   deadline=deadline)
-    tests: list[TestResult] = [compile_test] if compile_test else []
+    tests: list[TestResult] = [compiled_test] if compiled_test else []
     order = [c for c in CATEGORIES if c in spec.checks and c in REGISTRY]
     hidden = HiddenTestsCheck(spec.hidden_tests.category) if spec.hidden_tests else None
     with ThreadPoolExecutor(max_workers=6) as pool:
