@@ -303,8 +303,9 @@ def _beyond_emulator(ctx: Context) -> str | None:
 
 
 def _emu_importable() -> bool:
+    """Whether the emulator can be imported here: the checks that read its findings run only then."""
     try:
-        from .emu import Emulator  # noqa: F401
+        from ..emu import Emulator  # noqa: F401
     except ImportError:
         return False
     return True
