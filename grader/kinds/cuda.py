@@ -153,6 +153,7 @@ def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: To
 
 def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: GpuInfo | None, seed: int,
                        runner: TaskSupervisor, tools: Tools, early: dict, notes: list[str], report) -> Report:
+    """Compile, plan every check's launches, run them, and judge: the Report, through `report`."""
     where = sub.where
     spec = exercise.spec
     tmp = runner.workdir
