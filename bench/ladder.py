@@ -19,6 +19,7 @@ from typing import Mapping
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from grader import api  # noqa: E402
+from grader.kinds.cuda_compile import compile_submission  # noqa: E402
 from grader import submission as submission_module  # noqa: E402
 from grader.run.parent.device_probe import probe  # noqa: E402
 from grader.exercise import load  # noqa: E402
@@ -35,7 +36,7 @@ def time_reference(exercise_id: str, sizes: Mapping[str, int], tmp: Path, arch: 
     one child (bench/library_ladder.py uses it too)."""
     ex = load(Path("exercises") / exercise_id)
     sub, _ = submission_module.read(ex.solution_path)
-    compiled = api.compile_submission(ex, sub, arch, tmp / exercise_id)
+    compiled = compile_submission(ex, sub, arch, tmp / exercise_id)
     runner = TaskSupervisor(exercise_root=ex.root, workdir=tmp / exercise_id, limits=ex.spec.limits, env=api.child_env(tmp),
                     modules={"gpu": {"submission": compiled["submission"]["cubin"]}})
     task = Task(id="time", kind="time", backend="gpu", module="submission", rivals=("baseline",), sizes=dict(sizes),

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from grader import api, exercise as exercise_module  # noqa: E402
+from grader.kinds.cuda_compile import compile_submission  # noqa: E402
 from grader.checks.counters import ncu_metrics  # noqa: E402
 from grader.run.parent.supervisor import read_results, runner_argv  # noqa: E402
 from grader.run.tasks import Task  # noqa: E402
@@ -43,7 +44,7 @@ def modules(exercise, count: int, arch: str, tmp: Path, same: bool) -> list[dict
         salt = 0 if same else i
         text = f"// copy {salt}\n" + source
         sub = Submission(path=exercise.solution_path, name="solution.cu", source=text, sha256=f"{salt:064d}", size=len(text))
-        compiled = api.compile_submission(exercise, sub, arch, folder)
+        compiled = compile_submission(exercise, sub, arch, folder)
         pairs.append({k: compiled[k]["cubin"] for k in ("submission", "reference")})
     return pairs
 

@@ -145,7 +145,7 @@ def read_checked(path: Path, limits: Limits, *, target: str = DEFAULT_TARGET
     except OSError:
         head = b""
     if not is_notebook(path, head):
-        sub, verdict = submission_module.read_checked(path, limits)
+        sub, verdict = submission_module.read_checked(path, limits, name=name)
         return sub, verdict, plain
     data, problem = _read_limited(path, name, limits.max_notebook_bytes)
     if problem:

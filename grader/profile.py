@@ -11,10 +11,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 
-from . import api
 from . import exercise as exercise_module
 from . import notebook as notebook_module
 from .errors import UsageError
+from .grading.backend import resolve_backend
+from .grading.children import child_env
+from .kinds.cuda_compile import compile_problem, compile_submission
 from .run.parent.supervisor import TaskSupervisor
 from .run.tasks import Task
 from .tools import PROFILE_METRICS, find_tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
@@ -66,7 +68,7 @@ def parse_sizes(text: str, names: tuple[str, ...]) -> dict[str, int]:
 def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, backend: str = "auto", seed: int = 1) -> Profile:
     """Compile the submission and measure one launch at `sizes`."""
     exercise = exercise_module.load(Path(exercise_dir))
-    chosen, gpu, _ = api.resolve_backend(backend)
+    chosen, gpu, _ = resolve_backend(backend)
     sub, verdict, where = notebook_module.read_checked(Path(submission), exercise.spec.limits)
     if not verdict.ok:
         return Profile(chosen, sizes, {}, error=verdict.message)
@@ -80,12 +82,12 @@ def profile(exercise_dir: Path, submission: Path, sizes: Mapping[str, int], *, b
 def _measure(exercise, sub, sizes: Mapping[str, int], chosen: str, gpu, seed: int) -> Profile:
     tmp = Path(tempfile.mkdtemp(prefix="kernel-grader-profile-"))
     try:
-        compiled = api.compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
-        problem = api.compile_problem(exercise.spec, sub.name, compiled.get("submission", {}))
+        compiled = compile_submission(exercise, sub, gpu.arch if gpu else "sm_90", tmp)
+        problem = compile_problem(exercise.spec, sub.name, compiled.get("submission", {}))
         if problem:
             return Profile(chosen, sizes, {}, source=sub.source, source_name=sub.name, error=problem)
         mine = compiled["submission"]
-        runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, limits=exercise.spec.limits, env=api.child_env(tmp),
+        runner = TaskSupervisor(exercise_root=exercise.root, workdir=tmp, limits=exercise.spec.limits, env=child_env(tmp),
                         modules={"gpu": {"submission": mine["cubin"]}, "emu": {"submission": mine["ptx"]}})
         task = Task(id="profile", kind="profile", backend=chosen, sizes=dict(sizes), seeds=(seed,), compare=False)
         if chosen == "emu":

@@ -11,25 +11,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from . import __version__
+from .checks.counters import MEASURES
+from .checks.shipped import CATEGORIES, FILE_NAME, load, sizes_of  # noqa: F401 - read by the bundle and the checks
 from .errors import SpecError
-
-FILE_NAME = "reference_counters.json"
-CATEGORIES = ("traffic", "bank-conflicts")
-
-
-def sizes_of(conf) -> dict[str, int]:
-    """The size a counter check measures at on the emulator."""
-    return dict(conf.emu_size or conf.size)
+from .profile import profile
 
 
 def measure(exercise) -> dict[str, Any]:
     """The reference's emulator counters for each counter check of the exercise (numbers only)."""
-    from .checks.counters import MEASURES
-    from .profile import profile
-
     checks: dict[str, Any] = {}
     measured: dict[str, Any] = {}  # one launch per size, whichever checks share it
     for category in CATEGORIES:
@@ -63,15 +55,3 @@ def text_for(exercise) -> str | None:
 
 
 _MEASURED: dict[tuple, str | None] = {}
-
-
-def load(exercise_root: Path, category: str, conf) -> Mapping[str, float] | None:
-    """The shipped counters of one check, if the file is there and measured at the check's size."""
-    path = Path(exercise_root) / FILE_NAME
-    try:
-        entry = json.loads(path.read_text(encoding="utf-8"))["checks"][category]
-        counters = {str(k): float(v) for k, v in entry["counters"].items()}
-        sizes = {str(k): int(v) for k, v in entry["sizes"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-    return counters if sizes == sizes_of(conf) else None

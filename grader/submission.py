@@ -48,14 +48,15 @@ class PolicyVerdict:
     line: int | None = None
 
 
-def read(path: Path, max_bytes: int | None = None) -> tuple[Submission | None, PolicyVerdict]:
+def read(path: Path, max_bytes: int | None = None, *, name: str | None = None) -> tuple[Submission | None, PolicyVerdict]:
     """Read a submission file; a missing, binary or non-UTF-8 file gives a refusal, never an exception.
 
     With max_bytes, a file longer than that is refused after reading only max_bytes + 1 bytes of it:
-    a multi-gigabyte upload must not be read into memory just to be told it is too big.
+    a multi-gigabyte upload must not be read into memory just to be told it is too big. `name`: the
+    display name when the caller has it already (display_name(path) otherwise).
     """
     path = Path(path)
-    name = display_name(path)
+    name = display_name(path) if name is None else name
     try:
         with open(path, "rb") as f:
             data = f.read() if max_bytes is None else f.read(max_bytes + 1)
@@ -78,9 +79,9 @@ def read(path: Path, max_bytes: int | None = None) -> tuple[Submission | None, P
     return Submission(path=path, name=name, source=text, sha256=sha, size=len(data)), PolicyVerdict(True)
 
 
-def read_checked(path: Path, limits: Limits) -> tuple[Submission | None, PolicyVerdict]:
+def read_checked(path: Path, limits: Limits, *, name: str | None = None) -> tuple[Submission | None, PolicyVerdict]:
     """Read a submission and apply the source policy: what every grading does before compiling."""
-    sub, verdict = read(path, limits.max_source_bytes)
+    sub, verdict = read(path, limits.max_source_bytes, name=name)
     if sub is not None and verdict.ok:
         verdict = check_policy(sub, limits)
     return sub, verdict

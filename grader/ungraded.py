@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import api
 from .exercise import Exercise
+from .kinds.registry import kind_of
 from .results import Report, to_json
 
 
@@ -23,12 +23,7 @@ def ungraded_document(exercise: Exercise, reason: str, *, backend: str = "none",
     backend is "gpu" or "emu" when grading started and was cut short, "none" when nothing ran.
     """
     # The same shape api.grade gives a submission refused before compiling, so columns line up.
-    if exercise.kind == "python":
-        from .pyexercise.grade import not_loaded
-
-        tests, not_run = not_loaded(exercise.spec, reason), []
-    else:
-        tests, not_run = api.not_compiled(exercise.spec, backend, reason)
+    tests, not_run = kind_of(exercise).not_graded(exercise, backend, reason)
     gated = "Not graded: " + reason.splitlines()[0] if reason.strip() else "Not graded."
     tests = [t if i == 0 else dataclasses.replace(t, output=gated) for i, t in enumerate(tests)]
     report = Report(exercise=exercise.spec.id, submission=submission, sha256=sha256, backend=backend, device=device,

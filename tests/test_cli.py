@@ -5,7 +5,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from grader import api
+from grader.grading import backend as backend_module
 from grader.cli import main
 from grader.run.parent.device_probe import GpuInfo
 
@@ -18,7 +18,7 @@ def test_help_lists_subcommands_and_usage():
 
 
 def test_gpu_backend_without_gpu_is_a_one_line_usage_error(level2, root, monkeypatch):
-    monkeypatch.setattr(api, "probe", lambda: GpuInfo(False, reason="no CUDA device is visible"))
+    monkeypatch.setattr(backend_module, "probe", lambda: GpuInfo(False, reason="no CUDA device is visible"))
     result = CliRunner().invoke(main, [str(level2), str(root / "reference/level2/solution.cu"), "--backend", "gpu"])
     assert result.exit_code == 2
     assert result.output.strip().count("\n") == 0 and "no usable GPU" in result.output

@@ -1,4 +1,4 @@
-from grader import api
+from grader.kinds.cuda_compile import compile_problem
 from grader.compile import compile_source, entry_names, kernel_param_types
 from grader.exercise import load
 
@@ -35,7 +35,7 @@ def test_signature_problems_are_named(level2):
     for source, words in cases.items():
         result = compile_source(source, "s.cu")
         assert result.ok, result.log
-        problem = api.compile_problem(spec, "s.cu", {"ok": True, "ptx": _tmp_ptx(result.ptx)})
+        problem = compile_problem(spec, "s.cu", {"ok": True, "ptx": _tmp_ptx(result.ptx)})
         assert problem and words in problem, (source, problem)
 
 

@@ -41,20 +41,21 @@ def test_an_unwritable_or_disabled_cache_is_not_used(tmp_path, monkeypatch):
 
 
 def test_a_second_grading_of_the_same_file_compiles_nothing(tmp_path, monkeypatch):
-    from grader import api
+    from grader import exercise as exercise_module
+    from grader.kinds import cuda_compile
 
     monkeypatch.setenv(compile_cache.VARIABLE, str(tmp_path / "cache"))
     source = tmp_path / "mine.cu"
     source.write_text((ROOT / "reference" / "level2" / "solution.cu").read_text())
     calls = []
-    real = api._compile_in_child
-    monkeypatch.setattr(api, "_compile_in_child", lambda todo, *a: calls.append([t["label"] for t in todo]) or real(todo, *a))
-    exercise = api.exercise_module.load(ROOT / "exercises" / "level2")
+    real = cuda_compile._compile_in_child
+    monkeypatch.setattr(cuda_compile, "_compile_in_child", lambda todo, *a: calls.append([t["label"] for t in todo]) or real(todo, *a))
+    exercise = exercise_module.load(ROOT / "exercises" / "level2")
     from grader.submission import read_checked
 
     sub, _ = read_checked(source, exercise.spec.limits)
-    first = api.compile_submission(exercise, sub, "sm_90", tmp_path)
-    second = api.compile_submission(exercise, sub, "sm_90", tmp_path)
+    first = cuda_compile.compile_submission(exercise, sub, "sm_90", tmp_path)
+    second = cuda_compile.compile_submission(exercise, sub, "sm_90", tmp_path)
     assert calls == [["submission", "reference"]]
     assert first["submission"]["ok"] and second["submission"]["cached"] and second["reference"]["cached"]
 

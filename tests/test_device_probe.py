@@ -40,6 +40,8 @@ def test_gpu_children_started_while_the_probe_runs_are_dropped_when_it_finds_no_
     Where the probe then finds no usable GPU, --backend auto grades on the emulator exactly as it
     would have, with a note, and the GPU children started for nothing are stopped."""
     from grader import api
+    from grader.grading import backend as backend_module
+    from grader.kinds import cuda
     from grader.run.parent import supervisor
 
     started = []
@@ -56,15 +58,15 @@ def test_gpu_children_started_while_the_probe_runs_are_dropped_when_it_finds_no_
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.setattr(supervisor.TaskSupervisor, "prestart", watched)
-    monkeypatch.setattr(api, "_driver_present", lambda: True)
-    monkeypatch.setattr(api, "probe", slow_probe)
+    monkeypatch.setattr(cuda, "driver_present", lambda: True)
+    monkeypatch.setattr(backend_module, "probe", slow_probe)
     report = api.grade(root / "exercises" / "vector_add", root / "reference" / "vector_add" / "solution.cu", workdir=tmp_path)
     assert report.backend == "emu" and "no GPU in this test" in " ".join(report.notes)
     assert [b for b, _ in started] == ["gpu", "emu"], started
     gpu_child = started[0][1].child.proc
     gpu_child.wait(timeout=10)  # killed when the probe answered (a wait, not a race: it is already dying)
     assert gpu_child.returncode < 0, gpu_child.returncode  # stopped by the grader, not ended on its own
-    monkeypatch.setattr(api, "_driver_present", lambda: False)
+    monkeypatch.setattr(cuda, "driver_present", lambda: False)
     alone = api.grade(root / "exercises" / "vector_add", root / "reference" / "vector_add" / "solution.cu",
                       workdir=tmp_path / "alone", backend="emu")
     assert [(t.name, t.score) for t in report.tests] == [(t.name, t.score) for t in alone.tests]

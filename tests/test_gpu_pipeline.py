@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from grader import api
+from grader.kinds import cuda
 from grader.checks import REGISTRY, Context
 from grader.checks.counters import NCU_STAGE
 from grader.exercise import load
@@ -274,7 +275,7 @@ def test_the_gpu_is_released_for_timing_once_the_stages_that_could_run_beside_it
     with ThreadPoolExecutor(2) as pool:
         ctx.pool = pool
         ctx.start(stage, gate.wait, 10)
-        api._release_gpu_when_idle(ctx)
+        cuda._release_gpu_when_idle(ctx)
         assert released() is not waited  # while the stage still runs
         gate.set()
         assert released()
@@ -422,14 +423,12 @@ def test_word_that_the_gpu_is_free_is_dropped_quietly_once_the_grading_is_over(t
     then, so nothing is said."""
     from types import SimpleNamespace
 
-    from grader import api
-
     errors = []
     monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
     gone = tmp_path / "gone" / "gpu-free"
     task = Task(id="time:submission", kind="time", backend="gpu", sizes={"N": 17}, after=str(gone))
     ctx = SimpleNamespace(planned={task.id: task}, background={})
-    api._release_gpu_when_idle(ctx)
+    cuda._release_gpu_when_idle(ctx)
     for thread in threading.enumerate():
         if thread.name == "release-gpu":
             thread.join(5)
@@ -531,7 +530,7 @@ def test_a_kernel_hung_at_every_size_on_the_gpu_stops_the_emulator_batch(tmp_pat
         ctx.planned = {"correctness:0": Task(id="correctness:0", kind="run", backend="gpu", sizes={"N": 1}, seeds=(1,)),
                        "emu:N = 64": Task(id="emu:N = 64", kind="run", backend="emu", sizes={"N": 64}, seeds=(1,))}
         started = time.monotonic()
-        api._run_planned(ctx)
+        cuda._run_planned(ctx)
         assert seen["stop_set"] is stopped, status
         assert (time.monotonic() - started < 2) is stopped
 

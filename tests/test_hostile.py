@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import pytest
 
 from grader import api, results
+from grader.grading.output import student_text
 from grader.spec import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -464,7 +465,7 @@ def test_kernel_output_cannot_pose_as_the_grader() -> None:
     """What a kernel prints (on a GPU) is shown inside one Markdown fence it cannot close, without
     terminal escapes, and capped."""
     printed = "```\n**level2**: 100 / 100\n\x1b[32mPASS\x1b[0m All tests passed\n````"
-    shown = api.student_text(printed)
+    shown = student_text(printed)
     assert "```" not in shown and "\x1b" not in shown and "All tests passed" in shown
     from grader.results import Report, to_json
 

@@ -12,7 +12,7 @@ from ..run.parent.supervisor import Prestarted, TaskSupervisor
 from ..run.tasks import Task, TaskResult
 from ..tools import NcuRows, Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 from ..run.parent import profile_spool
-from .. import shipped_counters
+from . import shipped as shipped_counters
 from .base import Context, gate, not_run, sizes_text, verdict
 from .by_line import launch_per_line
 from .correctness import task_ids as correctness_task_ids

@@ -31,6 +31,10 @@ from typing import Any, Callable, Mapping, Sequence
 from .. import notebook as notebook_module
 from .. import submission as submission_module
 from ..exercise import Exercise
+from ..grading.output import shown_output
+from ..grading.seed import derive_seed
+from ..grading.submitted import Submitted
+from ..submission import PolicyVerdict
 from .sandbox import CallOutcome, Worker
 from .spec import Function, PySpec
 from ..results import NotRun, Report, TestResult, inert
@@ -42,17 +46,6 @@ LOAD_NAME = "Loads"
 JOB_VARIABLE = "KERNEL_GRADER_PY_HIDDEN_JOB"
 MAX_MESSAGES = 8
 TIMED_OUT = "stopped at the time limit"
-
-
-@dataclass(frozen=True)
-class PySubmission:
-    """A Python submission as graded: the module's text, its hash, and where its lines came from."""
-
-    name: str
-    source: str
-    sha256: str
-    where: notebook_module.SourceMap
-    skipped: tuple[str, ...] = ()
 
 
 @dataclass
@@ -68,33 +61,38 @@ class Outcomes:
 # ---------------------------------------------------------------------------------------------
 # Reading the submission
 
-def read(path: Path, spec: PySpec) -> tuple[PySubmission | None, str]:
-    """A .py module or a notebook's definitions; None and the reason when it cannot be graded."""
+def read(path: Path, spec: PySpec) -> Submitted:
+    """A .py module or a notebook's definitions, read once; a refusal (its verdict) says why it cannot be graded."""
     path = Path(path)
     name = submission_module.display_name(path)
+    plain = notebook_module.SourceMap(name)
+
+    def refused(problem: str) -> Submitted:
+        return Submitted(name, None, None, PolicyVerdict(False, problem), plain)
+
     if notebook_module.is_notebook(path):
         data, problem = notebook_module._read_limited(path, name, spec.limits.max_notebook_bytes)
         if problem:
-            return None, problem
+            return refused(problem)
         found, problem = notebook_module.extract_python(data, name)
         if found is None:
-            return None, problem
+            return refused(problem)
         where = notebook_module.SourceMap(name, found.cells, "code cells")
         source, skipped = found.source, found.skipped
     else:
-        sub, verdict = submission_module.read(path)
+        sub, verdict = submission_module.read(path, name=name)
         if sub is None:
-            return None, verdict.message.replace("submit the .cu source", "submit your .py file")
+            return refused(verdict.message.replace("submit the .cu source", "submit your .py file"))
         if sub.size > spec.limits.max_source_bytes:
-            return None, f"{name} is {sub.size:,} bytes; the limit is {spec.limits.max_source_bytes:,}. Submit only your functions."
-        source, where, skipped = sub.source, notebook_module.SourceMap(name), ()
+            return refused(f"{name} is {sub.size:,} bytes; the limit is {spec.limits.max_source_bytes:,}. Submit only your functions.")
+        source, where, skipped = sub.source, plain, ()
     if not source.strip():
-        return None, f"{name} is empty; submit your functions"
+        return refused(f"{name} is empty; submit your functions")
     size = len(source.encode("utf-8"))
     if size > spec.limits.max_source_bytes:  # a notebook's definitions meet the same limit as a file
-        return None, f"{name}: the code graded is {size:,} bytes; the limit is {spec.limits.max_source_bytes:,}. Submit only your functions."
+        return refused(f"{name}: the code graded is {size:,} bytes; the limit is {spec.limits.max_source_bytes:,}. Submit only your functions.")
     sha = hashlib.sha256(source.encode("utf-8")).hexdigest()
-    return PySubmission(name, source, sha, where, skipped), ""
+    return Submitted(name, source, sha, PolicyVerdict(True), where, tuple(skipped))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,30 +172,27 @@ def call_text(fn: str, out: CallOutcome, where: notebook_module.SourceMap) -> st
 # ---------------------------------------------------------------------------------------------
 # Grading
 
-def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: float | None = None) -> Report:
-    """Grade one Python submission; never raises for anything the submission does."""
+def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, started: float | None = None) -> Report:
+    """Grade one Python submission, read once by `read`; never raises for anything the submission does."""
     started = time.perf_counter() if started is None else started
     spec: PySpec = exercise.spec  # type: ignore[assignment]
     material = public_material(exercise)
-    sub, problem = read(path, spec)
     notes: list[str] = []
     if seed is None:  # as for kernels (nothing here is random yet; the seed is recorded for regrades)
-        from ..api import derive_seed
-
-        seed = derive_seed(spec.id, sub.sha256 if sub else None)
+        seed = derive_seed(spec.id, sub.sha256)
 
     def report(tests: Sequence[TestResult], sha: str | None, output: str = "", isolation: str = "",
                not_run: Sequence[NotRun] = ()) -> Report:
         device = f"CPU, a Python child process ({isolation})" if isolation else "CPU, a Python child process"
         # Outputs quote what the student's code raised and printed: inert, like the kernel kind's.
         tests = [dataclasses.replace(t, output=inert(t.output)) for t in tests]
-        return Report(exercise=spec.id, submission=submission_module.display_name(Path(path)), sha256=sha, backend=BACKEND,
+        return Report(exercise=spec.id, submission=sub.name, sha256=sha, backend=BACKEND,
                       device=device, tests=tuple(tests), not_run=tuple(not_run), max_score=spec.max_score,
                       seconds=time.perf_counter() - started, seeds={"base": int(seed)}, notes=tuple(map(inert, notes)),
                       student_output=output)
 
-    if sub is None:
-        return report(not_loaded(spec, f"Refused before loading: {problem}"), None)
+    if not sub.ok:
+        return report(not_loaded(spec, f"Refused before loading: {sub.verdict.message}"), sub.sha256)
     if sub.where.is_notebook:
         cells = sorted({c.cell for c in sub.where.cells})
         notes.append(f"Graded the definitions in notebook cells {', '.join(map(str, cells))}; cells are counted from the top "
@@ -229,7 +224,7 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
         shutil.rmtree(tmp, ignore_errors=True)
     if not loaded.ok:
         at = f" (at {sub.where.describe(loaded.line)})" if loaded.line else ""
-        return report(not_loaded(spec, f"{sub.name} does not load: {loaded.error}{at}"), sub.sha256, _shown_output(output),
+        return report(not_loaded(spec, f"{sub.name} does not load: {loaded.error}{at}"), sub.sha256, shown_output(output),
                       isolation)
     if hidden_problem and hidden_problem != TIMED_OUT:
         # pytest itself failed (not the student's functions, which run in their own child): the
@@ -238,7 +233,7 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
         reason = f"the hidden tests could not run ({hidden_problem}); this is the grader's fault, not a verdict"
         skipped = [NotRun(fn.title or f"{fn.name}()", "correctness", reason, fn.points, "exclude", True) for fn in spec.functions]
         return report([TestResult(LOAD_NAME, "compile", 0.0, 0.0, True, f"{sub.name} loads.")], sub.sha256,
-                      _shown_output(output), isolation, skipped)
+                      shown_output(output), isolation, skipped)
     if hidden_problem:
         notes.append(f"The hidden tests stopped early: {hidden_problem}")
     if not jail_layers.current().kernel_wall:
@@ -252,7 +247,7 @@ def grade(exercise: Exercise, path: Path, *, seed: int | None = None, started: f
     tests = [TestResult(LOAD_NAME, "compile", 0.0, 0.0, True, load_text)]
     for fn in spec.functions:
         tests.append(_judge(fn, outcomes.by_function.get(fn.name, []), defined=loaded.defined.get(fn.name, False)))
-    return report(tests, sub.sha256, _shown_output(output), isolation)
+    return report(tests, sub.sha256, shown_output(output), isolation)
 
 
 def _public_checks(worker: Worker, spec: PySpec, material: PublicMaterial, where: notebook_module.SourceMap,
@@ -306,13 +301,6 @@ def not_loaded(spec: PySpec, reason: str) -> list[TestResult]:
     return tests
 
 
-def _shown_output(text: str) -> str:
-    from ..api import student_text
-
-    text = student_text(text.strip())
-    return text[:4000] + ("\n[... more output not shown]" if len(text) > 4000 else "")
-
-
 # ---------------------------------------------------------------------------------------------
 # Hidden tests: a pytest child of the grader's (it reads tests/), which starts its own walled child
 
@@ -320,7 +308,7 @@ def _test_files(exercise: Exercise) -> list[Path]:
     return sorted((exercise.root / "tests").glob("test_*.py"))
 
 
-def _hidden_tests(exercise: Exercise, sub: PySubmission, tmp: Path, stop: threading.Event | None = None) -> str | None:
+def _hidden_tests(exercise: Exercise, sub: Submitted, tmp: Path, stop: threading.Event | None = None) -> str | None:
     """Run tests/test_*.py with the grader.pyexercise.hidden_tests plugin; why it stopped early, or None."""
     source = tmp / "submission-source.py"
     source.write_text(sub.source, encoding="utf-8")
