@@ -163,3 +163,28 @@ def test_a_worker_stopped_without_waiting_is_killed_and_reaped_in_the_background
     while proc.returncode is None and time.monotonic() < deadline:  # the reaper's wait() sets it
         time.sleep(0.02)
     assert proc.returncode is not None and proc.returncode < 0  # killed, and reaped: no zombie left
+
+
+def test_a_harness_that_does_not_import_is_the_exercises_fault_and_the_worker_goes_on(tmp_path, worker):
+    """harness.py raising at import: every task of the job is a grader fault with the exercise's line
+    (not a crash of the worker, which takes the next grading)."""
+    import shutil
+
+    from grader.run.tasks import GRADER_FAULT
+
+    broken = tmp_path / "exercises" / "level2"
+    shutil.copytree(LEVEL2, broken)
+    (broken / "harness.py").write_text("SETTINGS = {}\nBLOCK = SETTINGS['block']\n")
+    module = _ptx(tmp_path, "solution", ROOT / "reference" / "level2" / "solution.cu")
+    task = Task(id="correctness:0", kind="run", backend="emu", sizes={"N": 17}, seeds=(1,))
+    job = _job(tmp_path / "a", "job0", module, [task])
+    job.write_text(json.dumps({**json.loads(job.read_text()), "exercise": str(broken)}))
+    pid = worker.proc.pid
+    done = run_job(worker.folder, job, backend="emu", timeout=60, output_cap=4096)
+    assert done is not None and done.returncode == 0
+    result = read_results(tmp_path / "a" / "job0.jsonl")["correctness:0"]
+    assert result.status == GRADER_FAULT and "harness.py" in result.message and "KeyError" not in result.message
+    # the worker is still there for the next grading, which runs as usual
+    again = run_job(worker.folder, _job(tmp_path / "b", "job0", module, [task]), backend="emu", timeout=60, output_cap=4096)
+    assert again is not None and again.returncode == 0 and worker.proc.pid == pid
+    assert read_results(tmp_path / "b" / "job0.jsonl")["correctness:0"].succeeded

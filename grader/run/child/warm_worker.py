@@ -32,7 +32,7 @@ from ...backends import Device, open_device  # noqa: E402 - after the context's 
 from ...exercise import Exercise, Harness
 from ...exercise import load as load_exercise
 from ..parent.supervisor import write_atomically
-from ..tasks import EXIT_FATAL
+from ..tasks import EXIT_FATAL, harness_fault
 from . import runner
 
 
@@ -77,8 +77,18 @@ def _run_order(order: Mapping[str, Any], device: Device, exercises: dict[str, tu
     root = job["exercise"]
     if root not in exercises:
         loaded = load_exercise(Path(root))
-        exercises[root] = (loaded, Harness(loaded))
-    exercise, harness = exercises[root]
+        try:
+            exercises[root] = (loaded, Harness(loaded))
+        except Exception as exc:  # noqa: BLE001 - harness.py does not import: every task is the exercise's fault
+            fault = harness_fault(exc, loaded.root)
+            if fault is None:
+                raise
+            if order.get("kind") != "pytest":
+                for one in job.get("jobs", [job]):
+                    runner._all_faulted(one, fault)
+                return None, None  # nothing was cached: the next job tries again, the worker goes on
+    # A hidden-test session builds (and reports the fault of) its own harness: it needs none of these.
+    exercise, harness = exercises.get(root, (None, None))
     sys.stdout.flush()
     sys.stderr.flush()
     saved = os.dup(1), os.dup(2)
