@@ -20,7 +20,8 @@ from emu_step_cost import ROOT, _launches, measure  # noqa: E402  (a sibling scr
 
 
 def main() -> None:
-    from grader.run.child.launch_budget import WORK_CEILING_S, WORK_FLOOR_S, WORK_SLACK, work_ns
+    from grader.emu.machine import work_ns
+    from grader.run.child.launch_budget import WORK_CEILING_S, WORK_FLOOR_S, WORK_SLACK
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--exercise", action="append", default=[])

@@ -137,7 +137,7 @@ def test_an_out_of_bounds_read_is_named_under_correctness_and_fails_memory_safet
 
 def _ctx_with(facts, conflicts=(), backend="emu"):
     found = evidence.Evidence(frozenset(facts), conflict_lines=tuple(conflicts))
-    return SimpleNamespace(results={}, _evidence=(0, found), backend=backend, quote=lambda line: f"k.cu:{line}")
+    return SimpleNamespace(results={}, evidence=(0, found), backend=backend, quote=lambda line: f"k.cu:{line}")
 
 
 def test_traffic_advice_names_atomics_only_for_a_kernel_with_global_atomics():

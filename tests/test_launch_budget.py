@@ -12,9 +12,10 @@ import pytest
 from grader import api
 from grader.backends.base import LaunchOutcome
 from grader.compile import compile_source
+from grader.emu.machine import work_ns
 from grader.exercise import Harness, load
 from grader.run.child.launch_budget import (AFTER_STOP_CEILING_S, AFTER_STOP_FLOOR_S, EMU_CPU_SECONDS, WORK_CEILING_S,
-                                            WORK_FLOOR_S, WORK_SLACK, Budget, Budgets, work_ns)
+                                            WORK_FLOOR_S, WORK_SLACK, Budget, Budgets)
 from grader.run.parent.supervisor import TaskSupervisor
 from grader.run.tasks import Task
 

@@ -62,6 +62,8 @@ class Context:
     deadline: float | None = None  # time.monotonic() by which the whole grading should be done
     launches_done: float | None = None  # time.monotonic() when the plain launches ended (grading_deadline)
     stops: dict[str, threading.Event] = field(default_factory=dict)  # stage -> set when its result is not needed
+    # grader.checks.evidence.gather's answer, with how many results it was computed from
+    evidence: tuple[int, Any] | None = field(default=None, repr=False)
 
     def time_left(self, floor: float = 10.0) -> float:
         """Seconds a stage started now may run: the run limit, or less when the grading's deadline is

@@ -177,9 +177,8 @@ def gather(ctx: Context) -> Evidence:
     """The submission's evidence from its code and every result of this grading (nothing is launched).
     Computed once and kept on the context."""
     # Kept on the context, keyed by how many results it holds (a background stage may add some).
-    cached = getattr(ctx, "_evidence", None)
-    if cached is not None and cached[0] == len(ctx.results):
-        return cached[1]
+    if ctx.evidence is not None and ctx.evidence[0] == len(ctx.results):
+        return ctx.evidence[1]
     facts, kinds = code_facts(submission_ptx(ctx), ctx.source)
     cases = ctx.spec.cases_for(ctx.backend)
     # Sizes whose values were compared: right, or wrong. A size that failed without values (a launch
@@ -224,7 +223,7 @@ def gather(ctx: Context) -> Evidence:
         facts.add("bank_conflicts")
     assert facts <= set(HINT_FACTS), facts - set(HINT_FACTS)  # every fact a hint may name is documented
     found = Evidence(frozenset(facts), kinds, tuple(failing), tuple(passing), common, tuple(elements), causes, conflicts)
-    setattr(ctx, "_evidence", (len(ctx.results), found))
+    ctx.evidence = (len(ctx.results), found)
     return found
 
 

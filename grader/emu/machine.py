@@ -42,6 +42,11 @@ WARP_INSTRUCTION_NS = 500
 CPU_CHECK_STEPS = 256
 
 
+def work_ns(steps: int, warp_instructions: int) -> float:
+    """The work model: modelled nanoseconds of CPU time for a launch's steps and warp instructions."""
+    return float(STEP_NS * steps + WARP_INSTRUCTION_NS * warp_instructions)
+
+
 class Stop(Exception):
     """Ends a launch with a status other than "ok" (trap, unsupported, deadlock)."""
 
@@ -77,8 +82,8 @@ class Recorder:
 
     @property
     def work_ns(self) -> float:
-        """The launch's work so far in modelled nanoseconds (STEP_NS, WARP_INSTRUCTION_NS)."""
-        return STEP_NS * self.steps + WARP_INSTRUCTION_NS * self.warp_instructions
+        """The launch's work so far in modelled nanoseconds (work_ns)."""
+        return work_ns(self.steps, self.warp_instructions)
 
     def add(self, line: int, key: str, value: int) -> None:
         value = int(value)

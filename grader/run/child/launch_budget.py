@@ -148,6 +148,7 @@ class Budgets:
 
         if self.backend == "emu":
             from ...backends.emu import EmuDevice
+            from ...emu.machine import work_ns
 
             # A step count is a fact about the reference, its inputs and the grader: kept on disk, a batch
             # (or a class's resubmissions) measures it once per size.
@@ -195,13 +196,6 @@ def _steps_file(key: str) -> Path | None:
 
     root = cache_root()
     return None if root is None else root.parent / "reference-steps" / f"{key}.json"
-
-
-def work_ns(steps: int, warp_instructions: int) -> float:
-    """The emulator's work model (grader.emu.machine.Recorder.work_ns) for counts read back from disk."""
-    from ...emu.machine import STEP_NS, WARP_INSTRUCTION_NS
-
-    return float(STEP_NS * steps + WARP_INSTRUCTION_NS * warp_instructions)
 
 
 def _load_steps(key: str) -> tuple[int, int] | None:
