@@ -162,8 +162,10 @@ def test_a_stage_no_longer_needed_is_stopped_at_once(tmp_path):
     import sys
     import threading
 
+    from grader.run.parent.supervisor import StageStop
+
     runner = _runner(tmp_path)
-    stop = threading.Event()
+    stop = StageStop()
     hang = [sys.executable, "-c", "import time; time.sleep(120)"]  # stands in for a profiled hung kernel
     threading.Timer(0.5, stop.set).start()
     started = time.monotonic()

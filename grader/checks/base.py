@@ -7,7 +7,6 @@ submission pays for process start-up once, not once per check.
 from __future__ import annotations
 
 import hashlib
-import threading
 import time
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 from ..exercise import Exercise
 from ..results import NotRun, TestResult
 from ..spec import CheckSpec, Spec
-from ..run.parent.supervisor import TaskSupervisor
+from ..run.parent.supervisor import StageStop, TaskSupervisor, deadline_stop
 from ..run.tasks import HarnessFault, Task, TaskResult
 from ..tools import Tools
 
@@ -61,7 +60,7 @@ class Context:
     prestarted: dict[str, Any] = field(default_factory=dict)  # stage -> child started while compiling
     deadline: float | None = None  # time.monotonic() by which the whole grading should be done
     launches_done: float | None = None  # time.monotonic() when the plain launches ended (grading_deadline)
-    stops: dict[str, threading.Event] = field(default_factory=dict)  # stage -> set when its result is not needed
+    stops: dict[str, StageStop] = field(default_factory=dict)  # stage -> set when its result is not needed
     # grader.checks.evidence.gather's answer, with how many results it was computed from
     evidence: tuple[int, Any] | None = field(default=None, repr=False)
 
@@ -79,9 +78,9 @@ class Context:
         """Start a stage that needs no other result (a sanitizer, a profiler run) in the background."""
         self.background[key] = self.pool.submit(fn, *args) if self.pool else _done(fn(*args))
 
-    def stop_event(self, key: str) -> threading.Event:
+    def stop_event(self, key: str) -> StageStop:
         """The event a background stage's child watches: set, the child is killed (abandon())."""
-        return self.stops.setdefault(key, threading.Event())
+        return self.stops.setdefault(key, StageStop())
 
     def abandon(self, key: str) -> None:
         """Stop a background stage whose result no check will read (ncu for a kernel that failed
@@ -96,7 +95,6 @@ class Context:
         if self.deadline is not None and not future.done():
             from concurrent.futures import TimeoutError as Late
 
-            from ..run.parent.supervisor import deadline_stop
 
             try:
                 return future.result(timeout=max(0.0, self.deadline - time.monotonic()))

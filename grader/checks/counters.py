@@ -2,13 +2,12 @@
 measured in the same run (Nsight Compute on a GPU, the emulator's exact counts without one)."""
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 from ..results import TestResult
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
-from ..run.parent.supervisor import Prestarted, TaskSupervisor
+from ..run.parent.supervisor import Prestarted, StageStop, TaskSupervisor
 from ..run.tasks import Task, TaskResult
 from ..tools import NcuRows, Tools, ncu_env, ncu_wrapper, parse_ncu_csv, sum_rows
 from ..run.parent import profile_spool
@@ -287,13 +286,13 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
         # The wait in the batch profiler's queue is not the kernel's doing and keeps its own limit; but
         # once the grading's deadline has passed (Context.finish), no lone ncu run starts.
         if ctx.stop_event(NCU_STAGE).is_set():
-            return None, getattr(ctx.stop_event(NCU_STAGE), "reason", "") or "the profiler's run was stopped"
+            return None, ctx.stop_event(NCU_STAGE).reason or "the profiler's run was stopped"
     return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
                          stop=ctx.stop_event(NCU_STAGE))
 
 
 def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
-                  stop: threading.Event | None = None, gpu: str | None = None) -> NcuCounts:
+                  stop: StageStop | None = None, gpu: str | None = None) -> NcuCounts:
     """One ncu run (a child, restarted after a crash as every launch stage is) for one grading's request;
     setting `stop` kills it (its counts are no longer needed). `gpu`: the CUDA_VISIBLE_DEVICES value
     the runner's children get, where it is not this process's own (tools.ncu_env)."""

@@ -39,7 +39,7 @@ from ..run.parent import gpu_worker
 from ..run.parent.device_probe import GpuInfo
 from ..run.parent.sandbox import TAG_VARIABLE, kill_tagged
 from ..run.parent.stage_clock import StageClock
-from ..run.parent.supervisor import TaskSupervisor, grading_deadline
+from ..run.parent.supervisor import StageStop, TaskSupervisor, grading_deadline
 from ..run.tasks import TaskResult
 from ..spec import CATEGORIES
 from ..tools import Tools, find_tools
@@ -258,7 +258,7 @@ def _release_gpu_when_idle(ctx: Context) -> None:
 def _run_planned(ctx: Context) -> str:
     """Run every planned launch, one child batch per backend; return what the kernels printed."""
     batches = {b: [t for t in ctx.planned.values() if t.backend == b] for b in ("gpu", "emu")}
-    stops = {b: threading.Event() for b in batches}
+    stops = {b: StageStop() for b in batches}
     # The emulator needs only the CPU: its batch runs beside the GPU batch rather than after it.
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {b: pool.submit(ctx.runner.run, tasks, backend=b, prestarted=ctx.take_prestart(f"{b} launches"),

@@ -68,7 +68,7 @@ class TaskSupervisor:
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
             timeout: float | None = None, log_name: str | None = None, label: str | None = None,
             extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None,
-            stop: threading.Event | None = None) -> StageRun:
+            stop: StageStop | None = None) -> StageRun:
         """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper, with `extra_env` over
         the runner's environment); the clock records it as `label` (default: the log name or "<backend> launches").
         A `prestarted` child (started by prestart() with the same backend, wrapper and environment) takes
@@ -111,7 +111,7 @@ class TaskSupervisor:
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
              timeout: float | None, log_name: str | None, name: str, env: Mapping[str, str],
-             prestarted: Prestarted | None, stop: threading.Event | None = None) -> StageRun:
+             prestarted: Prestarted | None, stop: StageStop | None = None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -181,7 +181,7 @@ class TaskSupervisor:
                 break
             if stop is not None and stop.is_set():
                 for t in remaining:
-                    results[t.id] = TaskResult(t.id, "skipped", getattr(stop, "reason", "") or "not run: no longer needed")
+                    results[t.id] = TaskResult(t.id, "skipped", stop.reason or "not run: no longer needed")
                 break
             stopped = next((t for t in tasks if t.id in done and done[t.id].status == "timeout"), None)
             if stopped is not None:
@@ -231,10 +231,19 @@ def grading_deadline(stage: StageRun, now: float) -> float:
     return now + GRADING_GRACE_S + GRADING_SLACK * took
 
 
-def deadline_stop(stop: threading.Event, seconds: float) -> None:
+class StageStop(threading.Event):
+    """Set when a stage's result is no longer needed (its child is killed); `reason`, where given, is
+    what the stage's tasks that never ran are told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reason = ""
+
+
+def deadline_stop(stop: StageStop, seconds: float) -> None:
     """Set `stop` for passing the grading's deadline, with the words the stage's skipped tasks get."""
     after = f" ({seconds:.0f} s after the submission's launches ended)" if seconds > 0 else ""
-    stop.reason = (f"not run: the grading's deadline passed{after}; a kernel far slower under the "  # type: ignore[attr-defined]
+    stop.reason = (f"not run: the grading's deadline passed{after}; a kernel far slower under the "
                    "profiler, or one that prints from every thread?")
     stop.set()
 
