@@ -127,7 +127,7 @@ def test_after_a_stop_later_launches_get_the_multiple_within_tighter_bounds():
     budgets = Known(_Spec(), None, "emu", "ref.ptx", step_limit=200_000)
     assert budgets.for_sizes({"N": 1}).work == WORK_FLOOR_S * 1e9
     assert budgets.for_sizes({"N": 2}).work == WORK_SLACK * 1e8
-    budgets.hung[(("N", 1),)] = {"error": "the kernel did not finish"}
+    budgets.stopped({"N": 1}, {"error": "the kernel did not finish"})
     assert budgets.stopped_at({"N": 1}) == {"error": "the kernel did not finish"} and budgets.stopped_at({"N": 2}) is None
     assert budgets.for_sizes({"N": 1}).work == AFTER_STOP_FLOOR_S * 1e9
     assert budgets.for_sizes({"N": 2}).work == AFTER_STOP_CEILING_S * 1e9

@@ -115,7 +115,7 @@ class _Session:
         if outcome.findings.get("status") == "time-limit":
             self.hung = ", ".join(f"{k} = {v}" for k, v in sizes.items())
         if outcome.findings.get("status") == "step-limit":
-            self.budgets.hung[tuple(sorted(sizes.items()))] = {"error": outcome.error}
+            self.budgets.stopped(sizes, {"error": outcome.error})
         run.update(done.contents)
         run.error = outcome.error
         return run

@@ -132,6 +132,10 @@ class Budgets:
         not finish there is not run there again."""
         return self.hung.get(tuple(sorted(sizes.items())))
 
+    def stopped(self, sizes: Mapping[str, int], record: Mapping[str, Any]) -> None:
+        """Note a launch stopped at its budget at these sizes (its record stands for later launches there)."""
+        self.hung[tuple(sorted(sizes.items()))] = dict(record)
+
     def reference_cost(self, sizes: Mapping[str, int]) -> float | None:
         """The reference's work (emulator, modelled nanoseconds) or seconds (GPU) at `sizes`; None where it
         cannot be measured."""

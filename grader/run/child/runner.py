@@ -181,7 +181,7 @@ def _execute(task: Task, exercise: Exercise, harness: Harness, device: Device, m
         record, outcome = _launch_once(task, seed, spec, cases, device, kernel, budget, release)
         launches.append(record)
         if task.module == "submission" and outcome.findings.get("status") == "step-limit":
-            budgets.hung[_size_key(task)] = {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")}
+            budgets.stopped(task.sizes, {k: v for k, v in record.items() if k in ("grid", "block", "emu", "error")})
         if outcome.findings.get("status") == "time-limit":  # a GPU kernel still running: no further launch can
             return {"id": task.id, "status": "timeout", "message": outcome.error, "launches": launches}, True
         if outcome.fatal:
@@ -229,10 +229,6 @@ def _launch_once(task: Task, seed: int, spec: Spec, cases: CaseSource, device: D
         # The reference lives in host memory only (grader.run.child.cases): no student code can read it.
         record["compare"] = compared(case, spec, sizes, answer, record["digest"])
     return record, outcome
-
-
-def _size_key(task: Task) -> tuple:
-    return tuple(sorted(task.sizes.items()))
 
 
 def _json_default(obj: Any) -> Any:
