@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import time
 from concurrent.futures import Executor, Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -93,12 +94,9 @@ class Context:
         not run is reported as not run for that reason."""
         future = self.background[key]
         if self.deadline is not None and not future.done():
-            from concurrent.futures import TimeoutError as Late
-
-
             try:
                 return future.result(timeout=max(0.0, self.deadline - time.monotonic()))
-            except Late:
+            except FutureTimeout:
                 deadline_stop(self.stop_event(key), self.deadline - (self.launches_done or self.deadline))
         return future.result()
 
