@@ -271,7 +271,8 @@ def gradebook_cmd(batch_out: Path, roster: Path, fmt: str, out: Path, key: str |
     def work() -> None:
         result = gradebook.export(batch_out, roster, fmt, out, key=key, assignment=assignment, assignment_id=assignment_id,
                                   points=points)
-        gradebook.report(result)
+        for line in gradebook.problem_lines(result):
+            click.echo(line, err=True)
         click.echo(f"wrote {result.path}: {result.rows} row(s), {result.graded} with a grade; "
                    f"{len(result.problems)} problem(s) listed in {result.problems_path}")
 

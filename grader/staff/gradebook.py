@@ -41,12 +41,12 @@ import csv
 import io
 import json
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..errors import UsageError
+from ..submission import printable
 from .batch.record import CSV_NAME, RESULTS, spreadsheet_text, write_text
 
 FORMATS = ("canvas", "moodle", "generic")
@@ -269,8 +269,6 @@ def _table(fmt: str, roster: Roster, key: str, grades: Mapping[int, Submission |
     return header, rows
 
 
-def report(result: Export, stream=sys.stderr) -> None:
-    """The problems on stderr, one line each (the file holds the same)."""
-    for p in result.problems:
-        who = p.submission or p.roster
-        print(f"gradebook: {p.kind}: {who}: {p.detail}", file=stream)
+def problem_lines(result: Export) -> list[str]:
+    """The problems as lines for stderr, one each (the problems file holds the same)."""
+    return [f"gradebook: {p.kind}: {printable(p.submission or p.roster)}: {p.detail}" for p in result.problems]
