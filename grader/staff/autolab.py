@@ -271,7 +271,7 @@ Autolab marks the autograding as failed instead of recording a score: regrade th
 Test it offline, as Autolab runs it:
 
     mkdir /tmp/lab && cp autograde.tar /tmp/lab && cp autograde-Makefile /tmp/lab/Makefile
-    cp my_kernel.cu /tmp/lab/{handin} && make -C /tmp/lab
+    cp my_kernel.cu /tmp/lab/{handin} && cd /tmp/lab && make
 """
 
 

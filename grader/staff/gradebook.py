@@ -196,7 +196,7 @@ def export(batch_out: Path, roster_path: Path, fmt: str, out: Path, *, key: str 
                        spreadsheet_text(p.detail)] for p in problems])
     write_text(problems_path, buf.getvalue())
     graded = sum(1 for g in grades.values() if not isinstance(g, str) and g.score is not None)
-    return Export(out, problems_path, len(rows), graded, tuple(problems))
+    return Export(out, problems_path, len(roster.rows), graded, tuple(problems))
 
 
 def _check_columns(fmt: str, roster: Roster, path: Path) -> None:
