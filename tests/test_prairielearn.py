@@ -147,3 +147,8 @@ def test_cli_writes_the_question(tmp_path):
     assert result.exit_code == 0, result.output
     assert "docker build -t me/kg" in result.output
     assert json.loads((tmp_path / "pl/questions/vector_add/info.json").read_text())["externalGradingOptions"]["image"] == "me/kg"
+
+
+def test_a_file_name_that_would_break_the_html_is_refused(tmp_path):
+    with pytest.raises(UsageError, match="plain file name"):
+        pl.build_question(EXERCISE, tmp_path, filename='a" onload="x.cu')

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,7 +26,6 @@ from ..errors import UsageError
 from ..exercise import Exercise
 from ..grading.backend import resolve_backend
 from ..run.parent.isolated import Graded, grade_in_child
-from ..ungraded import ungraded_document
 from .gradescope import SECRET_VARIABLE, choose_submission
 
 CONFIG_NAME = "kernel-grader.json"
@@ -66,8 +66,10 @@ def submission_name(exercise: Exercise, filename: str) -> str:
     .cu default; a usage error for anything but a plain .cu, .py or .ipynb name."""
     if exercise.kind == "python" and filename.endswith(".cu"):
         filename = "submission.py"
-    if not filename.endswith((".cu", ".py", ".ipynb")) or "/" in filename or filename.startswith("."):
-        raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu, .py or .ipynb")
+    # Letters, digits, '.', '_' and '-' only: the name goes into question.html's attributes and a Makefile.
+    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\.(cu|py|ipynb)", filename):
+        raise UsageError(f"--filename {filename!r}: expected a plain file name (letters, digits, '.', '_', '-') "
+                         "ending in .cu, .py or .ipynb")
     return filename
 
 
@@ -102,7 +104,6 @@ def read_config(path: Path) -> Config:
 class Outcome:
     """One handed-in submission's grading: the results document and status, or why nothing was graded."""
 
-    exercise: Exercise
     graded: Graded | None   # None: no file to grade (problem says why)
     note: str = ""          # for the student: which file was graded, and why that one
     problem: str = ""
@@ -116,12 +117,8 @@ def grade_handed_in(config: Config, folder: Path) -> Outcome:
         os.environ[SECRET_VARIABLE] = config.secret
     choice = choose_submission(folder, config.filename)
     if choice.source is None:
-        return Outcome(exercise, None, problem=choice.problem)
+        return Outcome(None, problem=choice.problem)
     backend = resolve_backend(config.backend)[0] if config.backend == "auto" else config.backend
     graded = grade_in_child(exercise, choice.source, backend=backend, timeout=config.timeout, tag="platform")
-    return Outcome(exercise, graded, note=choice.note)
+    return Outcome(graded, note=choice.note)
 
-
-def ungraded(exercise: Exercise, reason: str) -> Graded:
-    """A Graded for a submission with no file to grade (every test at 0, the reason on the first)."""
-    return Graded("compile-error", ungraded_document(exercise, reason), 0.0)

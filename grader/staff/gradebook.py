@@ -182,7 +182,7 @@ def export(batch_out: Path, roster_path: Path, fmt: str, out: Path, *, key: str 
     grades, problems = match(subs, roster, key)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    header, rows = _table(fmt, roster, key, grades, title, assignment_id, points or best, scale)
+    header, rows = _table(fmt, roster, grades, title, assignment_id, points or best, scale)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow([spreadsheet_text(h) for h in header])
@@ -244,7 +244,7 @@ def match(subs: Sequence[Submission], roster: Roster, key: str) -> tuple[dict[in
     return grades, problems
 
 
-def _table(fmt: str, roster: Roster, key: str, grades: Mapping[int, Submission | str], title: str, assignment_id: str,
+def _table(fmt: str, roster: Roster, grades: Mapping[int, Submission | str], title: str, assignment_id: str,
            points: float, scale: float) -> tuple[list[str], list[list[str]]]:
     """The export's header and rows, one row per roster row in the roster's order."""
     def grade(i: int) -> str:

@@ -260,6 +260,9 @@ ROOT="${KERNEL_GRADER_PL_ROOT:-/grade}"
 PY="${KERNEL_GRADER_PYTHON:-python3}"
 mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
+# The course's files (hidden tests, reference, the seed secret) and the results are the grading user's
+# alone: where the kernel gives student code no namespaces or Landlock, a sandbox uid still cannot read them.
+chmod -R go-rwx "$ROOT/tests" "$ROOT/serverFilesCourse" "$ROOT/shared" "$ROOT/data" "$ROOT/results" 2>/dev/null || true
 export KERNEL_GRADER_PL_ROOT="$ROOT"
 cd "$ROOT"
 "$PY" -m grader.staff.prairielearn "$ROOT/tests/kernel-grader.json"
