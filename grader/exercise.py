@@ -16,6 +16,12 @@ from .errors import SpecError
 from .pyexercise.spec import PySpec
 from .spec import Spec
 
+# The source file each kind's submissions, skeleton and solution are, by the spec's kind: a fact of the
+# kind (grader.kinds.base.KindTraits.suffix; tests/test_kinds.py holds the two equal), kept here too
+# because this module sits below the kinds and cannot ask them.
+SUFFIXES = {"cuda": ".cu", "python": ".py"}
+
+
 @dataclass(frozen=True)
 class Exercise:
     """A loaded exercise: validated spec plus the paths that belong to it."""
@@ -34,8 +40,8 @@ class Exercise:
 
     @property
     def suffix(self) -> str:
-        """The source file a submission is: .cu, or .py for a Python exercise."""
-        return ".py" if self.kind == "python" else ".cu"
+        """The source file a submission is: .cu, or .py for a Python exercise (SUFFIXES)."""
+        return SUFFIXES[self.kind]
 
     @property
     def harness_path(self) -> Path:
