@@ -71,8 +71,8 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = DEFAULT_FILEN
     """Write the autograder zip for one exercise; validates the exercise and the reference first."""
     exercise = exercise_module.load(Path(exercise_dir))
     traits = kind_of(exercise).traits
-    if filename == DEFAULT_FILENAME:
-        filename = traits.default_filename  # the default name, for an exercise whose submissions are not .cu
+    if filename.endswith(".cu") and not filename.endswith(traits.suffix):
+        filename = traits.default_filename  # the .cu default, for an exercise whose submissions are not .cu
     if not filename.endswith((".cu", ".py", ".ipynb")) or "/" in filename or filename.startswith("."):
         raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu, .py or .ipynb")
     if not exercise.solution_path.is_file():
