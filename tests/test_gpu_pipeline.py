@@ -329,7 +329,12 @@ def test_cuda_errors_are_recognised_in_driver_and_runtime_spelling():
 
     for text in ("CUDARuntimeError: cudaErrorLaunchFailure: unspecified launch failure",
                  "CUDADriverError: CUDA_ERROR_LAUNCH_FAILED: unspecified launch failure"):
-        assert "trap" in gpu._explain(text) and any(tag in gpu._key(text) for tag in gpu._FATAL)
+        # "unspecified launch failure" names no cause: the message must not claim a failed assert
+        told = gpu._explain(text)
+        assert "no named cause" in told and "assert" not in told and any(tag in gpu._key(text) for tag in gpu._FATAL)
+    for text in ("CUDARuntimeError: cudaErrorAssert: device-side assert triggered",
+                 "CUDADriverError: CUDA_ERROR_ILLEGAL_INSTRUCTION: an illegal instruction was encountered"):
+        assert "trap or failed assert" in gpu._explain(text) and any(tag in gpu._key(text) for tag in gpu._FATAL)
     illegal = "CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access was encountered"
     assert "illegal address" in gpu._explain(illegal) and any(tag in gpu._key(illegal) for tag in gpu._FATAL)
     assert not any(tag in gpu._key("cudaErrorInvalidValue: invalid argument") for tag in gpu._FATAL)

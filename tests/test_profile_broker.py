@@ -486,3 +486,25 @@ def test_two_lanes_on_one_gpu_share_its_ncu_temp_folder(fake):
         brokers.stop()
     spans = [line.split() for line in Path(str(fake["calls"]) + ".spans").read_text().splitlines()]
     assert len(spans) == 2 and {gpu for gpu, *_ in spans} == {"0"} and len({tmp for _, tmp, *_ in spans}) == 1
+
+
+def test_a_launch_that_failed_under_ncu_says_ncu_failed_and_claims_no_trap():
+    """Under ncu the process running the kernel is ncu: its exit (status 9 when two runs collide on one
+    GPU) or an unnamed launch failure is said as what it is, with the probable cause, not as the
+    kernel's trap or failed assert."""
+    from grader.backends import gpu
+    from grader.checks.counters import NcuRequest, counts_from
+    from grader.run.tasks import Task, TaskResult
+    from grader.tools import NcuRows
+
+    task = Task(id="ncu:reference", kind="run", backend="gpu", sizes={"n": 4096}, seeds=(1,), module="reference")
+    request = NcuRequest("ex", {"reference": "cubin"}, (task,), ("m",), ("k",))
+    for message in ("the process running your kernel exited with status 9: no error output",
+                    gpu._explain("CUDARuntimeError: cudaErrorLaunchFailure: unspecified launch failure")):
+        counts, problem = counts_from(request, {task.id: TaskResult(task.id, "crashed", message)}, NcuRows((), ()))
+        assert counts is None and problem.startswith("the reference launch under ncu failed (")
+        assert "probable cause is ncu's own run" in problem
+        assert "failed assert" not in problem and "your kernel" not in problem
+    assert "ncu process exited with status 9" in counts_from(
+        request, {task.id: TaskResult(task.id, "crashed", "the process running your kernel exited with status 9: x")},
+        NcuRows((), ()))[1]

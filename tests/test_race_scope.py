@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from grader import api
 from grader.checks import by_line, findings
 from grader.run.tasks import Task, TaskResult
@@ -97,3 +99,58 @@ def test_block_scoped_atomics_on_shared_memory_pass_the_race_check(tmp_path):
     race = next(t for t in report.tests if t.category == "race")
     assert race.passed, race.output
     assert report.score == report.max_score, [(t.name, t.output[:200]) for t in report.tests if not t.passed]
+
+
+# A store with no row guard: a thread whose column runs past the end of its row stores to the first
+# element of the next row, which that row's own thread stores to as well (the held-out unguarded
+# tiled matmuls and transposes; on an H200 their launches disagree).
+UNGUARDED_STORE = r'''
+extern "C" __global__ void fill(float* c, int n) {
+  int row = blockIdx.y * blockDim.y + threadIdx.y;
+  int col = blockIdx.x * blockDim.x + threadIdx.x;
+  c[row * n + col] = (float)(row * 1000 + col);
+}
+'''
+
+
+@pytest.fixture
+def compile_ptx():
+    """CUDA source -> PTX with NVRTC (no GPU needed), as tests/emu/conftest.py does."""
+    nvrtc = pytest.importorskip("cupy_backends.cuda.libs.nvrtc")
+
+    def compile_(src: str) -> str:
+        prog = nvrtc.createProgram(src, "k.cu", [], [])
+        nvrtc.compileProgram(prog, ["-lineinfo", "--gpu-architecture=compute_90"])
+        ptx = nvrtc.getPTX(prog)
+        return ptx.decode() if isinstance(ptx, bytes) else ptx
+    return compile_
+
+
+def _emulated(compile_ptx, n=6):
+    from grader.backends.emu import findings_dict
+    from grader.emu import Emulator
+
+    emu = Emulator(compile_ptx(UNGUARDED_STORE))
+    c = emu.alloc(4 * n * n, name="c")
+    report = emu.launch("fill", grid=(2, 2, 1), block=(4, 4, 1), args=[c, n])
+    assert report.status == "ok", report.message
+    task = Task(id=f"emu:n = {n}", kind="run", backend="emu", sizes={"n": n}, seeds=(1,))
+    result = TaskResult(task.id, "ok", launches=({"seed": 1, "emu": findings_dict(report)},))
+    race = SimpleNamespace(warp_synchronous="race")
+    return SimpleNamespace(planned={task.id: task}, results={task.id: result}, spec=SimpleNamespace(checks={"race": race}),
+                           quote=lambda line: f"k.cu:{line}" if line else "k.cu")
+
+
+def test_an_unguarded_store_that_lands_on_another_threads_element_is_a_race_named_for_its_cause(compile_ptx):
+    """The launch also writes past the end of c (memory safety's bug), and the two threads that store
+    to one element inside c race all the same: one message, for the missing bound, not for atomics."""
+    ctx = _emulated(compile_ptx)
+    assert findings.memory_messages(ctx)  # rows past the last write outside c
+    (text,) = findings.race_messages(ctx)
+    assert text.startswith("WAW race on global memory: k.cu:5 and k.cu:5 store to the same element")
+    assert "not checked against its own bound" in text and "atomicAdd" not in text
+
+
+def test_a_race_between_blocks_without_a_stray_access_keeps_the_advice_on_combining_blocks():
+    (text,) = findings.race_messages(_ctx([_hazard("WAW", 9, 9, "grid", space="global", count=4)]))
+    assert text.startswith("race between blocks on global memory") and "atomicAdd" in text

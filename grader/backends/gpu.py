@@ -236,8 +236,13 @@ def _explain(text: str) -> str:
         return "the kernel accessed memory it does not own (an illegal address): check every index against its bound"
     if "hardwarestackerror" in key:
         return "the kernel overflowed its stack (deep or endless recursion, or a huge local array?)"
-    if "launchfail" in key or "trap" in key or "assert" in key or "illegalinstruction" in key:
+    if "trap" in key or "assert" in key or "illegalinstruction" in key:
         return "the kernel stopped with a trap or failed assert"
+    if "launchfail" in key:
+        # "unspecified launch failure" names no cause: a __trap() ends a kernel so, and so does a
+        # fault the driver does not name, or a profiler's replay that failed (counters.counts_from)
+        return ("the launch failed with no named cause (unspecified launch failure: a __trap() in the kernel, "
+                "or a fault the driver does not name)")
     if "misaligned" in key:
         return "the kernel made a misaligned access (e.g. a float4 at an address not a multiple of 16)"
     if "outofresources" in key:

@@ -305,6 +305,17 @@ def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestar
     return counts_from(request, stage.results, parse_ncu_csv(text, request.metrics))
 
 
+def ncu_failure_text(module: str, message: str) -> str:
+    """What is known when a launch failed under ncu: ncu's run failed, and what it left. Under ncu the
+    process running the kernel is ncu, which replays the launch; counts are only needed for kernels
+    that already ran right without it (the reference; a submission past correctness), so the
+    probable cause is the profiler's run (several at once on one GPU), not the kernel."""
+    detail = (message or "no result").replace("the process running your kernel", "the ncu process")
+    return (f"the {module} launch under ncu failed ({detail}); where the kernel ran right without the profiler "
+            "(the reference always does), the probable cause is ncu's own run (e.g. several profiler runs on one "
+            "GPU at once), not the kernel")
+
+
 def counts_from(request: NcuRequest, results: Mapping[str, TaskResult], parsed: NcuRows) -> NcuCounts:
     """The counts by size from the request's launch results and its ncu rows (in launch order), or a problem."""
     if parsed.missing:
@@ -312,7 +323,7 @@ def counts_from(request: NcuRequest, results: Mapping[str, TaskResult], parsed: 
     for t in request.tasks:
         r = results.get(t.id)
         if r is None or r.status != "ok":
-            return None, f"the {t.module} launch under ncu failed: {r.message if r else 'no result'}"
+            return None, ncu_failure_text(t.module, r.message if r else "")
     per_task = len(request.kernels)  # one row per kernel of the chain: summed per launch
     if len(parsed.rows) != len(request.tasks) * per_task:
         return None, f"ncu reported {len(parsed.rows)} profiled launch(es), expected {len(request.tasks) * per_task}"

@@ -47,17 +47,20 @@ def race_items(ctx: Context) -> list[tuple[str, Mapping[str, Any], Mapping[str, 
             if key not in seen:
                 seen.add(key)
                 out.append(("barrier", b, sizes))
-        # A launch that reached outside its buffers (graded by memory-safety) may land in another
-        # buffer, or on elements other threads own: global races are then that bug's consequence, as
-        # differing launches are on a GPU (race._repeat_problems).
+        # Every hazard the emulator records is between two accesses inside a live buffer, so it is a
+        # race whatever else the launch did: an unguarded index that runs past the end of a row lands
+        # on an element another thread stores to, and on a GPU the launches then disagree. When the
+        # launch also reached outside its buffers, the missing bounds check is the likely cause, and
+        # the message says so (``strayed``) instead of advising atomics.
         strayed = any(m.get("space") == "global" for m in emu.get("memory_errors", []))
         for h in emu.get("hazards", []):
-            if strayed and h.get("space") == "global":
-                continue
-            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), h.get("scope"), h.get("cause", ""))
+            stray = strayed and h.get("space") == "global"
+            # a stray store's race has one message whether its two threads share a block or not
+            scope = "any" if stray else h.get("scope")
+            key = ("hazard", h["kind"], h["first_line"], h["second_line"], h.get("space"), scope, h.get("cause", ""))
             if key not in seen:
                 seen.add(key)
-                out.append(("hazard", h, sizes))
+                out.append(("hazard", {**h, "strayed": True} if stray else h, sizes))
     return out
 
 
@@ -239,6 +242,12 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
                 "one block updates.")
     if scope == "warp" and h.get("cause") == "volatile":
         return _warp_synchronous_text(ctx, [(h, sizes)], allowed=False)
+    if space == "global" and h.get("strayed") and h["kind"] == "WAW":
+        return (f"{h['kind']} race on global memory: {first} and {second} store to the same element from different "
+                f"threads {where}. The kernel also accesses memory outside its arrays (see Memory safety): an index "
+                "that is not checked against its own bound (a column past the end of its row, a row past the last) "
+                "lands on an element another thread owns, and which store wins changes from launch to launch. "
+                "Check every index against its bound before the store.")
     if space == "global" and scope == "grid":
         return (f"race between blocks on global memory: {first} and {second} access the same global memory from "
                 f"different blocks, at least one with a plain write ({h['kind']}) {where}. Blocks of one launch run in no "

@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: there is no bounds check, so when N % 32 != 0 the threads past the edge read past A and B and write past C.
+// also: correctness, race
+// why: there is no bounds check, so when N % 32 != 0 the threads past the edge read past A and B and write past C, and a column past the end of a row lands on the next row's element, which another thread stores to too: a race the emulator names.
 
 extern "C" __global__ void matmul_coalesced(const float* __restrict__ A,
                                             const float* __restrict__ B,

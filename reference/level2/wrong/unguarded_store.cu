@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: the store to C has no bounds check, so when N % 32 != 0 the edge threads write past the end of C (and onto the next row).
+// also: correctness, race
+// why: the store to C has no bounds check, so when N % 32 != 0 the edge threads write past the end of C, and a thread whose column is past the end of its row stores onto the first elements of the next row, which that row's own threads store to too: a race the emulator names (on a GPU the launches disagree).
 
 #define TILE 32
 

@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: the store of the 8 x 8 results has no bounds checks, so when N % 128 != 0 edge threads write past the end of C.
+// also: correctness, race
+// why: the store of the 8 x 8 results has no bounds checks, so when N % 128 != 0 edge threads write past the end of C, and columns past the end of a row land on the next row's elements, which other threads store to too: a race the emulator names.
 
 #define BM 128
 #define BN 128

@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: the scaling pass walks the row in whole chunks of 256 without checking j < h, so when h % 256 != 0 it writes past the row, and for the last row past the end of out (and reads past x and w).
+// also: correctness, race
+// why: the scaling pass walks the row in whole chunks of 256 without checking j < h, so when h % 256 != 0 it writes past the row, and for the last row past the end of out (and reads past x and w); the stores past a row land on the next row's elements, which the next block stores to too: a race the emulator names.
 
 extern "C" __global__ void rmsnorm(const float* __restrict__ x,
                                    const float* __restrict__ w,

@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: the loops run over whole chunks of 256 without checking j < cols, so when cols % 256 != 0 they read and write past the row (and past x, y and the shared row cache on the last row).
+// also: correctness, race
+// why: the loops run over whole chunks of 256 without checking j < cols, so when cols % 256 != 0 they read and write past the row (and past x, y and the shared row cache on the last row); the stores past the row land on the next row's elements of y, which the next block stores to too: a race the emulator names.
 
 #define NEG_INF __int_as_float(0xff800000)
 

@@ -1,6 +1,6 @@
 // expect: memory-safety
-// also: correctness
-// why: neither the read of in nor the write of out is bounds-checked, so when rows or cols is not a multiple of 32 the edge blocks read past in and write past out.
+// also: correctness, race
+// why: neither the read of in nor the write of out is bounds-checked, so when rows or cols is not a multiple of 32 the edge blocks read past in and write past out, and an out-of-range index lands on an element of the next row of out that another thread stores to too: a race the emulator names.
 
 #define TILE 32
 
