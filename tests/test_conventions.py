@@ -58,3 +58,16 @@ def test_validate_reports_each_convention(tmp_path):
     assert len(out.items) == len(conventions.CONVENTIONS)
     failed = [text for ok, text in out.items if not ok]
     assert len(failed) == 1 and failed[0].startswith("convention 'layout'") and "reference solution" in failed[0]
+
+
+def test_a_capped_grid_must_be_reached_by_an_emulated_size(tmp_path):
+    folder = tmp_path / "exercises" / "histogram"
+    shutil.copytree(ROOT / "exercises" / "histogram", folder)
+    assert conventions.emulated_past_the_grid_cap(load(folder)) == []
+    spec = folder / "spec.toml"
+    spec.write_text(spec.read_text().replace(", { n = 123001 }]", "]"))
+    problems = conventions.emulated_past_the_grid_cap(load(folder))
+    assert len(problems) == 1 and "120 blocks" in problems[0] and "n = 1000003" in problems[0]
+    # An uncapped grid (one block per 1024 elements at every size) asks for nothing.
+    spec.write_text(spec.read_text().replace("max(min(ceil(n / 1024), 120), 1)", "max(ceil(n / 1024), 1)"))
+    assert conventions.emulated_past_the_grid_cap(load(folder)) == []

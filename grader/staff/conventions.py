@@ -118,12 +118,39 @@ def harness_on_device(exercise: Exercise) -> list[str]:
 
 __all__ = ["CONVENTIONS", "Convention", "bundle_leaks", "check_all", "wrong_files"]
 
+def emulated_past_the_grid_cap(exercise: Exercise) -> list[str]:
+    """Where the grid stops growing with the size (a capped grid: `min(ceil(n / 1024), 120)`, with a
+    grid-stride loop covering the rest) and a graded size reaches that cap, one of the emulator's sizes
+    must reach it too: below the cap every block handles its own stretch of the input, and a kernel with
+    no grid-stride loop (or a wrong stride) is right at every size the emulator runs. The cap shows as a
+    largest graded size whose grid, more than one block, stays the same when every size is doubled (an
+    uncapped `ceil(n / b)` grows whenever n doubles past b)."""
+    spec = exercise.spec
+    if not kind_of(exercise).traits.sized or not spec.emu_cases:
+        return []
+
+    def blocks(sizes: Any) -> int:
+        return int(np.prod(spec.kernel.launch_for(sizes)[0]))
+
+    largest = max(spec.public_cases + spec.hidden_cases, key=blocks)
+    cap = blocks(largest)
+    if cap <= 1 or blocks({k: 2 * int(v) for k, v in largest.items()}) != cap:
+        return []
+    reached = max(blocks(c) for c in spec.emu_cases)
+    if reached >= cap:
+        return []
+    sizes = ", ".join(f"{k} = {v}" for k, v in largest.items())
+    return [f"the grid stops growing at {cap} blocks ({sizes} reaches it), but no size in cases.emu does (the "
+            f"largest launches {reached}): add one, or the emulator passes a kernel with no grid-stride loop"]
+
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("layout", "a skeleton, a reference solution and at least one public size", layout),
     Convention("wrong corpus", f"at least {MIN_WRONG} wrong files with headers, one an edge-size bug", corpus),
     Convention("spec round trip", "spec.toml survives the student bundle's TOML writer", spec_round_trips),
     Convention("student bundle", "the student bundle holds nothing hidden", bundle_hides_hidden),
     Convention("harness on a GPU", "a timed exercise's harness runs on CuPy arrays", harness_on_device),
+    Convention("emulated past the grid cap", "a capped grid is reached by one of the emulator's sizes",
+               emulated_past_the_grid_cap),
 )
 
 
