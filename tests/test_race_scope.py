@@ -21,12 +21,12 @@ def _hazard(kind, first, second, scope, space="shared", cause="", count=128):
             "example": "lane (16, 0, 0) wrote shared offset 64", "space": space, "scope": scope, "cause": cause}
 
 
-def _ctx(hazards, warp_synchronous="race") -> SimpleNamespace:
+def _ctx(hazards, warp_synchronous="race", source="") -> SimpleNamespace:
     task = Task(id="emu:n = 1000", kind="run", backend="emu", sizes={"n": 1000}, seeds=(1,))
     result = TaskResult(task.id, "ok", launches=({"seed": 1, "emu": {"hazards": hazards}},))
     race = SimpleNamespace(warp_synchronous=warp_synchronous)
     return SimpleNamespace(planned={task.id: task}, results={task.id: result}, spec=SimpleNamespace(checks={"race": race}),
-                           quote=lambda line: f"k.cu:{line}" if line else "k.cu")
+                           quote=lambda line: f"k.cu:{line}" if line else "k.cu", source=source, runner=None)
 
 
 TAIL = [_hazard("RAW", 22, 23, "warp", cause="volatile"), _hazard("WAR", 23, 23, "warp", cause="volatile"),
@@ -138,7 +138,7 @@ def _emulated(compile_ptx, n=6):
     result = TaskResult(task.id, "ok", launches=({"seed": 1, "emu": findings_dict(report)},))
     race = SimpleNamespace(warp_synchronous="race")
     return SimpleNamespace(planned={task.id: task}, results={task.id: result}, spec=SimpleNamespace(checks={"race": race}),
-                           quote=lambda line: f"k.cu:{line}" if line else "k.cu")
+                           quote=lambda line: f"k.cu:{line}" if line else "k.cu", source=UNGUARDED_STORE, runner=None)
 
 
 def test_an_unguarded_store_that_lands_on_another_threads_element_is_a_race_named_for_its_cause(compile_ptx):
@@ -154,3 +154,12 @@ def test_an_unguarded_store_that_lands_on_another_threads_element_is_a_race_name
 def test_a_race_between_blocks_without_a_stray_access_keeps_the_advice_on_combining_blocks():
     (text,) = findings.race_messages(_ctx([_hazard("WAW", 9, 9, "grid", space="global", count=4)]))
     assert text.startswith("race between blocks on global memory") and "atomicAdd" in text
+
+
+def test_a_race_between_blocks_in_a_kernel_that_already_uses_atomics_names_the_plain_access():
+    """Bins zeroed with plain stores by every block while other blocks atomicAdd into them: advice to
+    combine the blocks with atomicAdd would contradict the code in front of the student."""
+    source = "__global__ void h(unsigned* bins) { bins[threadIdx.x] = 0; atomicAdd(&bins[threadIdx.x], 1u); }"
+    (text,) = findings.race_messages(_ctx([_hazard("WAW", 9, 12, "grid", space="global", count=4)], source=source))
+    assert "already adds with atomics, so the plain access is what races" in text
+    assert "combine the blocks' results with an atomic" not in text

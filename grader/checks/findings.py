@@ -8,6 +8,7 @@ from ..spec import CheckSpec
 from ..run.tasks import Task
 from ..tools import SANITIZER_EXIT, parse_sanitizer, sanitizer_wrapper
 from .base import Context, emu_launches, sizes_text, verdict
+from .code_facts import code_facts, submission_ptx
 
 MAX_MESSAGES = 6
 
@@ -249,10 +250,17 @@ def _hazard_text(ctx: Context, h: Mapping[str, Any], sizes: Mapping[str, int]) -
                 "lands on an element another thread owns, and which store wins changes from launch to launch. "
                 "Check every index against its bound before the store.")
     if space == "global" and scope == "grid":
-        return (f"race between blocks on global memory: {first} and {second} access the same global memory from "
+        head = (f"race between blocks on global memory: {first} and {second} access the same global memory from "
                 f"different blocks, at least one with a plain write ({h['kind']}) {where}. Blocks of one launch run in no "
-                "fixed order and cannot wait for each other: combine the blocks' results with an atomic (atomicAdd), "
-                "or write one partial result per block and combine them in a second kernel.")
+                "fixed order and cannot wait for each other: ")
+        if "global_atomics" in code_facts(submission_ptx(ctx), ctx.source)[0]:
+            # Advice to use atomics would contradict the code: the plain access is the one that races.
+            return head + ("the kernel already adds with atomics, so the plain access is what races: a block that "
+                           "stores to (or zeroes) memory other blocks are adding to, or reads it before they are done. "
+                           "Let atomics do every update of memory that several blocks share, and leave its "
+                           "initialisation to before the launch.")
+        return head + ("combine the blocks' results with an atomic (atomicAdd), or write one partial result per block "
+                       "and combine them in a second kernel.")
     if space == "global":
         return (f"{h['kind']} race on global memory inside a block: {first} and {second} access the same global memory "
                 f"from different warps with no __syncthreads() between them {where}.")
