@@ -15,13 +15,15 @@ from . import spec as spec_module
 from .errors import SpecError
 from .pyexercise.spec import PySpec
 from .spec import Spec
+from .triton import spec as tritonspec
+from .triton.spec import TritonSpec
 
 @dataclass(frozen=True)
 class Exercise:
     """A loaded exercise: validated spec plus the paths that belong to it."""
 
     root: Path
-    spec: Spec | PySpec
+    spec: Spec | PySpec | TritonSpec
 
     @property
     def id(self) -> str:
@@ -29,13 +31,14 @@ class Exercise:
 
     @property
     def kind(self) -> str:
-        """"cuda" (a kernel, spec.Spec) or "python" (functions, pyspec.PySpec)."""
-        return self.spec.kind if isinstance(self.spec, PySpec) else "cuda"
+        """"cuda" (a kernel, spec.Spec), "python" (functions, pyspec.PySpec) or "triton" (a Triton kernel
+        and its launcher, tritonspec.TritonSpec)."""
+        return self.spec.kind if isinstance(self.spec, (PySpec, TritonSpec)) else "cuda"
 
     @property
     def suffix(self) -> str:
-        """The source file a submission is: .cu, or .py for a Python exercise."""
-        return ".py" if self.kind == "python" else ".cu"
+        """The source file a submission is: .cu for a kernel, .py for the Python and Triton kinds."""
+        return ".cu" if self.kind == "cuda" else ".py"
 
     @property
     def harness_path(self) -> Path:
@@ -69,6 +72,8 @@ def load(root: Path) -> Exercise:
                 raise SpecError(f"{root}: missing {name} (a Python exercise needs its public checks and modules)")
         return Exercise(root=root, spec=spec)
     if not (root / "harness.py").is_file():
+        if isinstance(spec, TritonSpec):
+            raise SpecError(f"{root}: missing harness.py (it defines make_inputs(sizes, rng) and reference(inputs, sizes))")
         raise SpecError(f"{root}: missing harness.py (it defines reference(inputs, sizes))")
     if spec.hidden_tests is not None and spec.hidden_tests.points > 0 and not any((root / "tests").glob("test_*.py")):
         # Otherwise every kernel would collect these points for tests that do not exist.
@@ -78,10 +83,13 @@ def load(root: Path) -> Exercise:
 
 
 def _load_spec(path: Path) -> Spec | PySpec:
-    """spec.toml of either kind: `kind = "python"` is a Python exercise, anything else a kernel."""
+    """spec.toml of any kind: `kind = "python"` a Python exercise, `kind = "triton"` a Triton one,
+    anything else a kernel."""
     raw = spec_module.read_toml(path)
     if raw.get("kind") == pyspec.KIND:
         return pyspec.from_dict(raw, source=str(path))
+    if raw.get("kind") == tritonspec.KIND:
+        return tritonspec.from_dict(raw, source=str(path))
     return spec_module.from_dict(raw, source=str(path))
 
 

@@ -16,6 +16,7 @@ from typing import Callable
 from .. import api
 from ..exercise import Exercise
 from ..exercise import load as load_exercise
+from ..kinds.registry import kind_of
 from ..results import Report
 from ..spec import CATEGORIES
 from .conventions import CONVENTIONS
@@ -65,6 +66,9 @@ def validate(exercise_dir: Path, *, backend: str = "auto", seed: int = 1,
              progress: Callable[[str], None] = lambda _: None) -> Validation:
     """Run every promise an exercise makes and collect the verdicts."""
     exercise: Exercise = load_exercise(exercise_dir)
+    own = getattr(kind_of(exercise), "validate", None)
+    if own is not None:  # a kind that validates its exercises itself (Triton)
+        return own(exercise, seed, progress)
     if exercise.kind == "python":
         return _validate_python(exercise, seed, progress)
     chosen, _, _ = api.resolve_backend(backend)
