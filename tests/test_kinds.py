@@ -11,18 +11,20 @@ from grader.errors import SpecError
 from grader.kinds import cuda
 from grader.kinds.cuda import CudaKind
 from grader.kinds.python import PythonKind
+from grader.kinds.triton import TritonKind
 from grader.kinds.registry import KINDS, kind_of
 
 
 def test_each_kind_of_the_shipped_exercises_has_its_pipeline(root):
     assert isinstance(kind_of(exercise_module.load(root / "exercises" / "level2")), CudaKind)
     assert isinstance(kind_of(exercise_module.load(root / "exercises" / "lesson_numpy")), PythonKind)
-    assert sorted(KINDS) == ["cuda", "python"]
+    assert isinstance(kind_of(exercise_module.load(root / "exercises" / "triton_vector_add")), TritonKind)
+    assert sorted(KINDS) == ["cuda", "python", "triton"]
 
 
 def test_a_kind_without_a_pipeline_is_a_spec_error_that_names_the_known_ones():
-    with pytest.raises(SpecError, match=r"'triton'.*known: cuda, python"):
-        kind_of(SimpleNamespace(kind="triton", root=Path("exercises/x")))
+    with pytest.raises(SpecError, match=r"'pallas'.*known: cuda, python, triton"):
+        kind_of(SimpleNamespace(kind="pallas", root=Path("exercises/x")))
 
 
 def test_the_emulator_checks_are_available_to_the_cuda_kind():

@@ -4,16 +4,14 @@ is grader.triton.grade; this is its face as a kind."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from ..exercise import Exercise
 from ..grading.submitted import Submitted
 from ..results import NotRun, Report, TestResult
 from ..triton import grade as tritongrade
+from ..triton import validate as tritonvalidate
 from .base import Options
-
-if TYPE_CHECKING:
-    from ..staff.validate import Validation
 
 
 class TritonKind:
@@ -30,11 +28,11 @@ class TritonKind:
         """Grade the kernel and launcher under the interpreter (the CPU; every backend asked for)."""
         return tritongrade.grade(exercise, submitted, seed=options.seed, started=options.started)
 
-    def validate(self, exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:
-        """`grade validate`: the reference, the skeleton and the wrong corpus graded on the CPU path."""
-        from ..triton.validate import validate  # (below staff.validate, which this kind is called from)
+    backend = tritongrade.BACKEND
 
-        return validate(exercise, seed, progress)
+    def validate(self, exercise: Exercise, seed: int, progress: Callable[[str], None]) -> list[tuple[bool, str]]:
+        """`grade validate`'s items: the reference, the skeleton and the wrong corpus graded on the CPU path."""
+        return tritonvalidate.validate(exercise, seed, progress)
 
     def not_graded(self, exercise: Exercise, backend: str, reason: str) -> tuple[list[TestResult], list[NotRun]]:
         """The load test failed with `reason`, every check gated."""

@@ -11,8 +11,27 @@ from ..kinds.base import Options
 from ..results import Report
 from ..spec import CATEGORIES
 from ..staff.expectation import read_expectation
-from ..staff.validate import Validation, failing, gated_reason
 from . import grade as tritongrade
+
+Items = list[tuple[bool, str]]
+
+
+def failing(report: Report) -> set[str]:
+    """Categories the report failed, leaving out checks that were only gated (not graded)."""
+    return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
+
+
+def gated_reason(report: Report, category: str) -> str:
+    """Why the check of `category` was not graded (gated behind an earlier failure), or ""."""
+    for t in report.tests:
+        if t.category == category and t.extra.get("gated"):
+            return (t.output.splitlines()[0] if t.output else "an earlier check failed").removeprefix("Not graded: ").rstrip(".")
+    return ""
+
+
+class _Items(list):
+    def add(self, ok: bool, text: str) -> None:
+        self.append((ok, text))
 
 
 def _grade(exercise: Exercise, path, seed: int) -> Report:
@@ -20,10 +39,10 @@ def _grade(exercise: Exercise, path, seed: int) -> Report:
     return tritongrade.grade(exercise, sub, seed=seed, started=Options(started=time.perf_counter()).started)
 
 
-def validate(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Validation:
-    """Every promise of a Triton exercise, one item each."""
+def validate(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Items:
+    """Every promise of a Triton exercise, one (ok, text) item each (grade validate shows them)."""
     spec = exercise.spec
-    out = Validation(exercise.id, tritongrade.BACKEND)
+    out = _Items()
     out.add(True, f"spec.toml is valid ({len(spec.params)} launcher parameters, {spec.max_score:g} points)")
     missing = tritongrade.available()
     if missing:
