@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from grader import api
 from grader.compile import compile_source
@@ -234,3 +235,31 @@ def test_a_background_stage_past_the_grading_deadline_is_stopped_with_its_reason
         reason = ctx.finish("ncu")
     assert time.monotonic() - started < 5
     assert stop.is_set() and reason.startswith("not run: the grading's deadline passed (0 s after the submission's launches")
+
+
+def test_each_childs_results_are_handed_on_as_soon_as_it_ends(tmp_path):
+    """on_results sees a child's results when that child ends (cuda kind: the ncu run is stopped at
+    the first wrong size rather than once every launch is judged)."""
+    runner = _runner(tmp_path)
+    compiled = compile_source((LEVEL2 / "skeleton.cu").read_text(), "skeleton.cu")
+    ptx = tmp_path / "skeleton.ptx"
+    ptx.write_text(compiled.ptx)
+    runner.modules = {"emu": {"submission": str(ptx)}}
+    seen: list[set[str]] = []
+    tasks = [Task(id=f"correctness:{i}", kind="run", backend="emu", sizes={"N": n}, seeds=(1,)) for i, n in enumerate((1, 17))]
+    stage = runner.run(tasks, backend="emu", on_results=lambda done: seen.append(set(done)))
+    assert seen == [set(stage.results)] == [{"correctness:0", "correctness:1"}]
+
+
+def test_a_wrong_size_on_the_gpu_stops_the_profiler_run_at_once():
+    from grader.checks.counters import NCU_STAGE
+    from grader.kinds.cuda import _profile_only_if_right
+    from grader.run.tasks import TaskResult
+
+    ctx = SimpleNamespace(stops={}, abandon=lambda key: ctx.stops.setdefault(key, True))
+    right = TaskResult("correctness:0", "ok", launches=({"seed": 1, "compare": {"ok": True}},))
+    seen = _profile_only_if_right(ctx)
+    seen({"correctness:0": right, "memory:canary": TaskResult("memory:canary", "timeout", "stopped")})
+    assert NCU_STAGE not in ctx.stops  # only a correctness size decides
+    seen({"correctness:1": TaskResult("correctness:1", "timeout", "the kernel did not finish within its time limit")})
+    assert ctx.stops.get(NCU_STAGE)

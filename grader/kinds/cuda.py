@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .. import notebook as notebook_module
 from ..checks import REGISTRY, Context
@@ -262,7 +262,7 @@ def _run_planned(ctx: Context) -> str:
     # The emulator needs only the CPU: its batch runs beside the GPU batch rather than after it.
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {b: pool.submit(ctx.runner.run, tasks, backend=b, prestarted=ctx.take_prestart(f"{b} launches"),
-                                  stop=stops[b])
+                                  stop=stops[b], on_results=_profile_only_if_right(ctx) if b == "gpu" else None)
                    for b, tasks in batches.items() if tasks}
         if "gpu" in futures and "emu" in futures and _hung_at_every_size(futures["gpu"].result().results):
             # A kernel that hung on the GPU and got no size right: every check that reads the emulator's
@@ -281,6 +281,19 @@ def _run_planned(ctx: Context) -> str:
         ctx.results.update(stage.results)
         printed += [c.stdout for c in stage.children if c.stdout.strip()]
     return shown_output("\n".join(printed))
+
+
+def _profile_only_if_right(ctx: Context) -> Callable[[Mapping[str, TaskResult]], None]:
+    """Stop the ncu run as soon as a GPU child reports a size wrong or not finished, not once the
+    launches are all judged: its counts would never be read (the counter checks are gated on
+    correctness), and a kernel that is slow (a printf from every thread) can take minutes under the
+    profiler's replays, holding the GPU that the rest of the grading's launches wait for."""
+
+    def seen(done: Mapping[str, TaskResult]) -> None:
+        if any(tid.startswith("correctness:") and case_problem(r, {}) is not None for tid, r in done.items()):
+            ctx.abandon(NCU_STAGE)
+
+    return seen
 
 
 def _hung_at_every_size(results: Mapping[str, TaskResult]) -> bool:

@@ -13,7 +13,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 from . import gpu_worker
 from .file_handoff import wait_for_file, write_atomically  # noqa: F401 (wait_for_file: the children's name for it)
@@ -68,17 +68,20 @@ class TaskSupervisor:
     def run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str] = (), pool: bool = True,
             timeout: float | None = None, log_name: str | None = None, label: str | None = None,
             extra_env: Mapping[str, str] | None = None, prestarted: Prestarted | None = None,
-            stop: StageStop | None = None) -> StageRun:
+            stop: StageStop | None = None,
+            on_results: Callable[[Mapping[str, TaskResult]], None] | None = None) -> StageRun:
         """Execute tasks on a backend (optionally under a profiler/sanitizer wrapper, with `extra_env` over
         the runner's environment); the clock records it as `label` (default: the log name or "<backend> launches").
         A `prestarted` child (started by prestart() with the same backend, wrapper and environment) takes
         the first job instead of a fresh one. Setting `stop` kills the child and skips what is left: the
-        stage's results are no longer needed (a profiler run for a kernel that failed correctness)."""
+        stage's results are no longer needed (a profiler run for a kernel that failed correctness).
+        `on_results` is called with each child's results as soon as that child ends, before the stage
+        does (a stage of several children, after a restart, ends later)."""
         name = label or log_name or f"{backend} launches"
         env = {**self.env, **(extra_env or {})}
         with self.clock.measure(name):
             return self._run(tasks, backend=backend, wrapper=wrapper, pool=pool, timeout=timeout, log_name=log_name,
-                             name=name, env=env, prestarted=prestarted, stop=stop)
+                             name=name, env=env, prestarted=prestarted, stop=stop, on_results=on_results)
 
     def prestart(self, backend: str, *, wrapper: Sequence[str] = (), pool: bool = True,
                  extra_env: Mapping[str, str] | None = None, wait: float = 60.0) -> Prestarted:
@@ -111,7 +114,8 @@ class TaskSupervisor:
 
     def _run(self, tasks: Sequence[Task], *, backend: str, wrapper: Sequence[str], pool: bool,
              timeout: float | None, log_name: str | None, name: str, env: Mapping[str, str],
-             prestarted: Prestarted | None, stop: StageStop | None = None) -> StageRun:
+             prestarted: Prestarted | None, stop: StageStop | None = None,
+             on_results: Callable[[Mapping[str, TaskResult]], None] | None = None) -> StageRun:
         budget = timeout or self.limits.run_seconds
         deadline = time.monotonic() + budget
         results: dict[str, TaskResult] = {}
@@ -176,6 +180,8 @@ class TaskSupervisor:
                 done = _printing_explained(done, child)
             self._record(name, spawned, done)
             results.update(done)
+            if on_results is not None and done:
+                on_results(done)
             remaining = [t for t in remaining if t.id not in done]
             if not remaining:
                 break
