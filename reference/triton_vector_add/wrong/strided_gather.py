@@ -1,4 +1,5 @@
 # expect: traffic
+# why: each program takes every G-th element: right, but a warp's 32 lanes touch 32 sectors instead of 4.
 import triton
 import triton.language as tl
 
