@@ -1,6 +1,8 @@
-"""Course-staff commands: `grade batch`, `grade gradescope`, `grade student`.
+"""Course-staff commands: `grade batch`, `grade gradescope`, `grade prairielearn`, `grade autolab`,
+`grade gradebook`, `grade student`.
 
-A thin click layer over grader.staff.batch, grader.staff.gradescope and grader.staff.student_bundle; registered on the
+A thin click layer over grader.staff.batch, grader.staff.gradescope, grader.staff.prairielearn,
+grader.staff.autolab, grader.staff.gradebook and grader.staff.student_bundle; registered on the
 main `grade` group by register().
 """
 from __future__ import annotations
@@ -21,6 +23,9 @@ def register(group: click.Group) -> None:
     """Add the staff commands to the `grade` group."""
     group.add_command(batch_cmd)
     group.add_command(gradescope_cmd)
+    group.add_command(prairielearn_cmd)
+    group.add_command(autolab_cmd)
+    group.add_command(gradebook_cmd)
     group.add_command(student_cmd)
 
 
@@ -169,6 +174,107 @@ def gradescope_cmd(exercise_dir: Path, out: Path, filename: str, timeout: float)
         click.echo(f"wrote {bundle.path} ({bundle.size / 1024:.0f} KiB, {len(bundle.members)} files) for {bundle.exercise}")
         submitted = json.loads(zipfile.ZipFile(bundle.path).read("bundle.json"))["filename"]
         click.echo(f"upload it to Gradescope (Configure Autograder); students submit {submitted} or their Colab notebook")
+
+    guard(work)
+
+
+@click.command("prairielearn")
+@_EXERCISE
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write questions/<id>/ (the PrairieLearn question) and image/ (the grader image) in.")
+@click.option("--filename", default="submission.cu", show_default=True, help="The file name students submit.")
+@click.option("--upload", is_flag=True, help="A file upload (pl-file-upload) instead of the in-browser editor.")
+@click.option("--timeout", type=click.FloatRange(min=10, max=570), default=300, show_default=True,
+              help="Seconds one grading may take; the question's job timeout is 30 s more (PrairieLearn allows 600).")
+@click.option("--image", default="kernel-grader-pl", show_default=True,
+              help="The grader image's name on Docker Hub (or your registry), as info.json names it.")
+@click.option("--topic", default="CUDA kernels", show_default=True, help="The question's topic in info.json.")
+def prairielearn_cmd(exercise_dir: Path, out: Path, filename: str, upload: bool, timeout: float, image: str, topic: str) -> None:
+    """Write a PrairieLearn question for EXERCISE, externally graded, and its grader image.
+
+    \b
+    OUT/questions/<id>/   info.json, question.html, skeleton.cu, tests/ (the exercise, hidden
+                          tests and reference, and run_grader, the entrypoint): copy into the
+                          course's questions/ folder
+    OUT/image/            Dockerfile (no GPU: the emulator grades), Dockerfile.gpu, the grader's source
+
+    \b
+      grade prairielearn exercises/level2 --out pl --image myorg/kernel-grader-pl
+      docker build -t myorg/kernel-grader-pl pl/image && docker push myorg/kernel-grader-pl
+    """
+    from ..staff import prairielearn
+
+    def work() -> None:
+        q = prairielearn.build_question(exercise_dir, out, filename=filename, upload=upload, timeout=timeout, image=image, topic=topic)
+        click.echo(f"wrote {q.question}/ (uuid {q.uuid}, job timeout {q.timeout} s) and {q.image}/")
+        click.echo(f"build the image: docker build -t {image} {q.image}   (GPU host: -f {q.image / 'Dockerfile.gpu'})")
+
+    guard(work)
+
+
+@click.command("autolab")
+@_EXERCISE
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write autograde.tar, autograde-Makefile, image/ and README.md in.")
+@click.option("--handin", default="submission.cu", show_default=True, help="The lab's handin base name in Autolab.")
+@click.option("--problem", default="autograded", show_default=True,
+              help="The Autolab problem the total goes to (define it in the lab, worth the exercise's points).")
+@click.option("--timeout", type=click.FloatRange(min=10), default=300, show_default=True,
+              help="Seconds one grading may take; keep the lab's autograding timeout above it.")
+def autolab_cmd(exercise_dir: Path, out: Path, handin: str, problem: str, timeout: float) -> None:
+    """Write Autolab's autograde.tar and autograde-Makefile for EXERCISE.
+
+    Autolab runs `make` beside the two and the student's handin; the last line printed is the
+    autoresult, {"scores": {PROBLEM: total}, "scoreboard": [total, speed]}, the total being the
+    score `grade` gives the same file. OUT/README.md says what to define in the lab.
+
+    \b
+      grade autolab exercises/level2 --out autolab/level2
+    """
+    from ..staff import autolab
+
+    def work() -> None:
+        lab = autolab.build_lab(exercise_dir, out, handin=handin, timeout=timeout, problem=problem)
+        click.echo(f"wrote {lab.tarball} ({len(lab.members)} files), {lab.makefile}, {lab.image}/ and {lab.readme}")
+        click.echo(f"in Autolab: problem {lab.problem!r}, handin {lab.handin}; see {lab.readme}")
+
+    guard(work)
+
+
+@click.command("gradebook")
+@click.argument("batch_out", metavar="BATCH_OUT", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--roster", "roster", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The staff's roster CSV (for Canvas: the Canvas gradebook export).")
+@click.option("--format", "fmt", type=click.Choice(["canvas", "moodle", "generic"]), required=True, help="The LMS to import into.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The CSV to write.")
+@click.option("--key", default=None, help="The roster column matched with each submission's id (or a Gradescope "
+              "submitter's email or SID). Default: SIS Login ID (canvas), Email address (moodle), id (generic).")
+@click.option("--assignment", default="", help="The grade column's title. Default: BATCH_OUT's folder name.")
+@click.option("--assignment-id", default="", help="Canvas: the id of an existing assignment (its URL's last number).")
+@click.option("--points", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Scale scores to this many points. Default: the exercise's maximum.")
+def gradebook_cmd(batch_out: Path, roster: Path, fmt: str, out: Path, key: str | None, assignment: str, assignment_id: str,
+                  points: float | None) -> None:
+    """Export a finished `grade batch` folder as a gradebook CSV for Canvas, Moodle or a spreadsheet.
+
+    Submissions are matched to roster rows by exact identity only (the --key column equals the
+    submission's id, or a submitter's email or SID). Unmatched submissions, roster rows with no
+    submission and ambiguous matches are listed on stderr and in OUT.problems.csv; their grade
+    cells stay empty.
+
+    \b
+      grade gradebook grades/level2 --roster canvas_export.csv --format canvas --out level2_canvas.csv
+      grade gradebook grades/level2 --roster roster.csv --format moodle --key "ID number" --out level2_moodle.csv
+    """
+    from ..staff import gradebook
+
+    def work() -> None:
+        result = gradebook.export(batch_out, roster, fmt, out, key=key, assignment=assignment, assignment_id=assignment_id,
+                                  points=points)
+        for line in gradebook.problem_lines(result):
+            click.echo(line, err=True)
+        click.echo(f"wrote {result.path}: {result.rows} row(s), {result.graded} with a grade; "
+                   f"{len(result.problems)} problem(s) listed in {result.problems_path}")
 
     guard(work)
 

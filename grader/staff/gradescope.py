@@ -82,7 +82,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
         if path.is_file() and not any(part == "__pycache__" or part.startswith(".") for part in parts):
             files[f"exercises/{ex_id}/{path.relative_to(exercise.root).as_posix()}"] = path.read_bytes()
     files[f"reference/{ex_id}/{exercise.solution_path.name}"] = exercise.solution_path.read_bytes()
-    files.update(_grader_source())
+    files.update(grader_source())
     config = {"exercise": f"exercises/{ex_id}", "filename": filename, "timeout": float(timeout), "backend": "emu"}
     secret = os.environ.get(SECRET_VARIABLE)
     if secret:  # the course's seed secret travels with the bundle (which holds the hidden tests anyway)
@@ -113,7 +113,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
     return Bundle(out, ex_id, tuple(sorted(files)), out.stat().st_size)
 
 
-def _grader_source() -> dict[str, bytes]:
+def grader_source() -> dict[str, bytes]:
     """The grader package plus a pyproject.toml, under kernel-grader/ (pip-installable)."""
     package = Path(__file__).resolve().parents[1]  # grader/, this file being grader/staff/gradescope.py
     files = {}

@@ -226,14 +226,14 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     note = SCALED_NOTE if any(r.scaled_from is not None for r in rows) else ""
-    w.writerow(["id", "total", "scaled from", *map(_cell, tests), "status", "submitters", "not run (total scaled)"])
+    w.writerow(["id", "total", "scaled from", *map(spreadsheet_text, tests), "status", "submitters", "not run (total scaled)"])
     w.writerow(["(max)", _num(max_total), "", *(_num(maxes[t]) for t in tests), "", "", note])
     for r in rows:
         # A grader error is no verdict: its total stays empty rather than read as a zero.
         total = "" if r.status == "grader-error" else _num(r.total)
         scaled = "" if r.scaled_from is None else _num(r.scaled_from)
-        w.writerow([_cell(r.student), total, scaled, *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
-                    _cell(r.status), _cell("; ".join(r.submitters)), _cell("; ".join(r.not_run))])
+        w.writerow([spreadsheet_text(r.student), total, scaled, *(_num(r.scores[t]) if t in r.scores else "" for t in tests),
+                    spreadsheet_text(r.status), spreadsheet_text("; ".join(r.submitters)), spreadsheet_text("; ".join(r.not_run))])
     write_text(path, buf.getvalue())
     return path
 
@@ -243,7 +243,7 @@ def write_csv(path: Path, rows: Sequence[Row]) -> Path:
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _cell(text: str) -> str:
+def spreadsheet_text(text: str) -> str:
     """A text cell of the gradebook that a spreadsheet shows as text, never runs as a formula.
 
     The submitters column holds names from Gradescope's export, which students choose themselves
