@@ -3,11 +3,24 @@
     python bench/grading_speed.py --backend emu                 # the CPU emulator (CI machine)
     python bench/grading_speed.py --backend gpu --handmade      # on a GPU, against the hand-made pipeline
     python bench/grading_speed.py --backend emu --batch-only --mix correct   # a class of distinct correct kernels
+    python bench/grading_speed.py --backend gpu --batch-only --mix class     # a realistic class of 100
 
 Grades the level2 reference, skeleton and every wrong submission one at a time (wall time per
 submission: median and worst, and each verdict), then a class of copies through `grade batch`
 (submissions per minute). With --handmade it also runs bench/handmade_pipeline.py on the same files
 in the same run and reports the ratio of medians. Prints a Markdown section for docs/benchmarks.md.
+
+The batch's mix (--mix):
+- bench: copies of the graded files, cycling over the level2 corpus (most fail before the profiler);
+- correct: the reference, each copy with a comment line of its own (own bytes, seed and compile);
+- class: a realistic class (bench/class_mix.py), about 60% correct (reference/level2/solution.cu
+  and the tiled kernel of tests/emu/test_kernels.py), 10% correct but slow
+  (tests/data/slow_kernels/level2_*.cu) and 30% broken (reference/level2/wrong/*.cu and the
+  skeleton), shares rounded by largest remainder, shuffled, every copy lightly varied (a comment
+  line with the student's number, locals renamed, its own indentation: no two files byte-identical)
+  and drawn from --class-seed, so a seed is one class. Default size 100. It reports the counts and
+  scores per category and, on a GPU, the profiler's lane: its busy share of the batch, ncu runs,
+  jobs per run, profiled launches and seconds per profiled launch.
 """
 from __future__ import annotations
 
@@ -28,7 +41,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
-from cpu_sampler import CpuSampler  # noqa: E402  (a sibling script, not a package)
+import class_mix  # noqa: E402  (sibling scripts, not a package)
+from cpu_sampler import CpuSampler  # noqa: E402
 EXERCISE = ROOT / "exercises" / "level2"
 
 
@@ -77,10 +91,13 @@ def _hand_verdict(hand: dict) -> str:
 
 
 def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
-              alone: dict[str, float] | None = None) -> tuple[float, bool]:
+              alone: dict[str, float] | None = None,
+              categories: dict[str, str] | None = None) -> tuple[float, bool, list[str]]:
     """Run `grade batch`, printing every 10 s how many results are in; stop it after `limit` seconds.
     Then print where the finished gradings spent their time (summed stage seconds): a batch that is
-    too slow explains itself. Returns (seconds, whether it finished)."""
+    too slow explains itself. `categories`: each original file's category (the class mix), to count
+    and score the results by. Returns (seconds, whether it finished, lines for the Markdown section:
+    the categories and the profiler's lane)."""
     start, cpu, wall = time.perf_counter(), children_cpu(), time.time()
     # The batch's profilers write their ncu runs here at the end (a path already set is kept: a copy to look at later).
     runs_log = Path(os.environ.get("KERNEL_GRADER_PROFILER_LOG") or out.parent / "profiler-runs.json")
@@ -125,6 +142,8 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
     for original, doc in zip(originals, docs):
         scores.setdefault(original, Counter())[round(float(doc.get("score", -1)), 2)] += 1
     print("batch scores by original file: " + "; ".join(f"{k} {dict(v)}" for k, v in sorted(scores.items())))
+    summary = category_lines(originals, docs, categories, size) if categories else []
+    print("\n".join(summary))
     # Each copy must also score what the file scored graded alone (before the batch, same seed rules).
     differ = {k: (alone[k], dict(v)) for k, v in scores.items() if alone and k in alone and set(v) != {round(alone[k], 2)}}
     print("batch against alone: " + ("every copy scores what its file scored alone" if alone and not differ else
@@ -167,8 +186,48 @@ def run_batch(argv: list[str], out: Path, size: int, limit: float | None,
           f"({cpu / seconds:.1f} CPUs busy on average; {cpu / max(len(docs), 1):.1f} s per finished grading)")
     print("\n".join(sampler.table(per=len(docs))))
     if runs_log.exists():
-        print("\n".join(profiler_lines(json.loads(runs_log.read_text()), seconds)))
-    return seconds, finished
+        runs = json.loads(runs_log.read_text())
+        print("\n".join(profiler_lines(runs, seconds)))
+        summary.append(lane_line(runs, seconds))
+    else:
+        summary.append("Profiler: no log (no ncu runs: the emulator backend, or an exercise without counter checks).")
+    return seconds, finished, summary
+
+
+def category_lines(originals: list[str], docs: list[dict], categories: dict[str, str], size: int) -> list[str]:
+    """The class's results by category: how many submissions, how many graded, mean score, how many at
+    full marks and how many below 10."""
+    by: dict[str, list[float]] = {}
+    for original, doc in zip(originals, docs):
+        by.setdefault(categories.get(original, "?"), []).append(float(doc.get("score", -1)))
+    planned = Counter(categories.get(o, "?") for o in originals)
+    lines = ["| category | graded | mean score | full marks | below 10 |", "| --- | ---: | ---: | ---: | ---: |"]
+    for cat in sorted(by, key=lambda c: -planned[c]):
+        got = by[cat]
+        lines.append(f"| {cat} | {len(got)} | {statistics.mean(got):.1f} | {sum(s >= 99.995 for s in got)} | "
+                     f"{sum(s < 10 for s in got)} |")
+    return [f"Class of {size}: " + ", ".join(f"{c} {n}" for c, n in planned.most_common()) + " graded.", ""] + lines + [""]
+
+
+def lane_figures(runs: list[dict], seconds: float) -> dict[str, float]:
+    """The profiler lane's figures for a batch of `seconds`: ncu runs, jobs, profiled launches, busy
+    seconds (summed over GPUs), busy share of the batch, seconds of lane per profiled launch, and the
+    median launch (its own clock, from the child's record of it)."""
+    launches = [l[1] - l[0] for r in runs for l in r.get("launches") or []]
+    busy = sum(r["end"] - r["start"] for r in runs)
+    return {"runs": len(runs), "jobs": sum(r["jobs"] for r in runs), "launches": len(launches), "busy": busy,
+            "share": busy / seconds, "per_launch": busy / len(launches) if launches else float("nan"),
+            "median_launch": statistics.median(launches) if launches else float("nan")}
+
+
+def lane_line(runs: list[dict], seconds: float) -> str:
+    """The profiler lane in one sentence (lane_figures)."""
+    if not runs:
+        return "Profiler: no ncu runs."
+    f = lane_figures(runs, seconds)
+    return (f"Profiler: lane busy {f['busy']:.1f} s, {f['share']:.0%} of the batch; {f['runs']} ncu runs of "
+            f"{f['jobs'] / f['runs']:.1f} jobs on average; {f['launches']} profiled launches, {f['per_launch']:.2f} s "
+            f"of lane per profiled launch (start-up and reports included), a launch {f['median_launch']:.2f} s median.")
 
 
 def profiler_lines(runs: list[dict], seconds: float) -> list[str]:
@@ -183,7 +242,8 @@ def profiler_lines(runs: list[dict], seconds: float) -> list[str]:
     busy: dict[str, float] = {}
     for r, length in zip(runs, lengths):
         busy[r["gpu"] or "?"] = busy.get(r["gpu"] or "?", 0.0) + length
-    return [f"profiler: {len(runs)} ncu runs for {sum(jobs)} requests ({statistics.mean(jobs):.1f} a run, most {max(jobs)}); "
+    return [lane_line(runs, seconds),
+            f"profiler: {len(runs)} ncu runs for {sum(jobs)} requests ({statistics.mean(jobs):.1f} a run, most {max(jobs)}); "
             f"a run {statistics.median(lengths):.2f} s median, {max(lengths):.2f} s longest; lane busy "
             + ", ".join(f"GPU {g} {b:.1f} s ({b / seconds:.0%} of the batch)" for g, b in sorted(busy.items())),
             f"profiler: a request waited {statistics.mean(queued):.2f} s on average for its run to start "
@@ -225,9 +285,10 @@ def without_check(exercise: Path, check: str, copy: Path) -> Path:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--backend", choices=("emu", "gpu"), required=True)
-    parser.add_argument("--class-size", type=int, default=None, help="submissions in the batch (default 30 emu, 100 gpu)")
+    parser.add_argument("-n", "--class-size", type=int, default=None,
+                        help="submissions in the batch (default: 100 for --mix class, else 30 emu, 100 gpu)")
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--per-gpu", type=int, default=None, help="gradings sharing one GPU in the batch (grade batch --per-gpu)")
     parser.add_argument("--no-warm", action="store_true", help="grade batch --no-warm: a fresh interpreter per child")
@@ -238,9 +299,12 @@ def main() -> int:
     parser.add_argument("--batch-only", action="store_true", help="skip the one-at-a-time gradings; time only grade batch")
     parser.add_argument("--batch-limit", type=float, default=None,
                         help="stop the batch after this many seconds and report how far it got (default: no limit)")
-    parser.add_argument("--mix", choices=("bench", "correct"), default="bench",
-                        help="the batch's files: copies of the graded files (bench), or distinct correct kernels, the "
-                             "reference with a comment of its own each (own bytes, seed and compile), graded in full")
+    parser.add_argument("--mix", choices=("bench", "correct", "class"), default="bench",
+                        help="the batch's files: copies of the graded files (bench), distinct correct kernels, the "
+                             "reference with a comment of its own each (own bytes, seed and compile), graded in full "
+                             "(correct), or a realistic class: 60%% correct, 10%% slow but correct, 30%% broken, every "
+                             "copy varied (class; see above)")
+    parser.add_argument("--class-seed", type=int, default=0, help="the seed --mix class draws its class from (default 0)")
     parser.add_argument("--without", metavar="CHECK", default=None,
                         help="a diagnostic: grade the batch with a copy of the exercise whose spec lacks this check "
                              "(e.g. traffic), to measure what that check costs the batch")
@@ -263,10 +327,16 @@ def main() -> int:
                   + (f"  hand-made {hand['seconds']:.1f} s {hand.get('stages')} verdict {hand.get('verdict')}" if hand else ""),
                   flush=True)
             print(f"    stages (start+seconds): {verdict['timeline']}", flush=True)
-        size = args.class_size if args.class_size is not None else (30 if args.backend == "emu" else 100)
+        size = args.class_size if args.class_size is not None else (
+            100 if args.mix == "class" or args.backend == "gpu" else 30)
         klass = tmp / "class"
         klass.mkdir()
-        for i in range(size):
+        categories = None
+        if args.mix == "class":
+            copies = class_mix.build(size, args.class_seed)
+            class_mix.write(copies, klass)
+            categories = {c.original.stem: c.original.category for c in copies}
+        for i in range(size if args.mix != "class" else 0):
             src = files[i % len(files)]
             if args.mix == "correct":
                 solution = corpus()[0]
@@ -280,13 +350,16 @@ def main() -> int:
             + (["--no-warm"] if args.no_warm else []) \
             + (["--seed", "1"] if rows else [])  # the seed of the lone gradings above: their scores are comparable
         alone = {path.stem: verdict["score"] for path, _, verdict, _ in rows}
-        batch_seconds, finished = run_batch(batch, tmp / "out", size, args.batch_limit, alone) if size else (1e-9, True)
+        batch_seconds, finished, summary = run_batch(batch, tmp / "out", size, args.batch_limit, alone, categories) \
+            if size else (1e-9, True, [])
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows] or [float("nan")]
     lines = [f"## Grading speed: {args.backend} backend", "",
              f"Command: `python bench/grading_speed.py --backend {args.backend}" + (" --handmade" if args.handmade else "")
-             + (f" --mix {args.mix}" if args.mix != "bench" else "") + "`; "
+             + (f" --mix {args.mix}" if args.mix != "bench" else "")
+             + (f" --class-seed {args.class_seed}" if args.mix == "class" and args.class_seed else "")
+             + (f" -n {size}" if args.class_size is not None else "") + (" --batch-only" if args.batch_only else "") + "`; "
              f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, load average at the end "
              f"{os.getloadavg()[0]:.2f}.", "",
              "| submission | seconds | score | categories failed |" + (" hand-made seconds | hand-made verdict |" if args.handmade else ""),
@@ -297,6 +370,7 @@ def main() -> int:
     lines += ["", f"Per submission: median {statistics.median(times):.1f} s, worst {max(times):.1f} s.",
               f"`grade batch` of {size} submissions: {batch_seconds:.0f} s ({size / batch_seconds * 60:.1f} submissions per minute)."
               if finished else f"`grade batch` of {size} submissions: stopped by --batch-limit after {batch_seconds:.0f} s."]
+    lines += [""] + summary if summary else []
     if args.handmade:
         hand_times = [r[3]["seconds"] for r in rows]
         lines.append(f"Hand-made pipeline: median {statistics.median(hand_times):.1f} s; ratio of medians "

@@ -18,6 +18,12 @@ from .spec import Spec
 from .triton import spec as tritonspec
 from .triton.spec import TritonSpec
 
+# The source file each kind's submissions, skeleton and solution are, by the spec's kind: a fact of the
+# kind (grader.kinds.base.KindTraits.suffix; tests/test_kinds.py holds the two equal), kept here too
+# because this module sits below the kinds and cannot ask them.
+SUFFIXES = {"cuda": ".cu", "python": ".py", "triton": ".py"}
+
+
 @dataclass(frozen=True)
 class Exercise:
     """A loaded exercise: validated spec plus the paths that belong to it."""
@@ -37,8 +43,8 @@ class Exercise:
 
     @property
     def suffix(self) -> str:
-        """The source file a submission is: .cu for a kernel, .py for the Python and Triton kinds."""
-        return ".cu" if self.kind == "cuda" else ".py"
+        """The source file a submission is: .cu, or .py for a Python or Triton exercise (SUFFIXES)."""
+        return SUFFIXES[self.kind]
 
     @property
     def harness_path(self) -> Path:

@@ -49,12 +49,12 @@ def test_every_convention_is_documented_in_the_exercise_format_guide():
 
 
 def test_validate_reports_each_convention(tmp_path):
-    from grader.staff.validate import Validation, _check_conventions
+    from grader.staff.validate import Validation, check_conventions
 
     folder = _copy(tmp_path)
     (tmp_path / "reference" / "vector_add" / "solution.cu").unlink()
     out = Validation("vector_add", "emu")
-    _check_conventions(load(folder), out, lambda _: None)
+    check_conventions(load(folder), out)
     assert len(out.items) == len(conventions.CONVENTIONS)
     failed = [text for ok, text in out.items if not ok]
     assert len(failed) == 1 and failed[0].startswith("convention 'layout'") and "reference solution" in failed[0]

@@ -195,7 +195,7 @@ def test_ungraded_document_for_a_python_exercise_is_schema_valid():
 
 def test_lesson_has_two_wrong_files_per_function_and_awkward_hidden_inputs():
     spec = load(LESSON).spec
-    from grader.staff.validate import read_expectation
+    from grader.staff.expectation import read_expectation
 
     named = [read_expectation(p).expect for p in (REFERENCE / "wrong").glob("*.py")]
     assert all(named.count(fn) >= 2 for fn in spec.names), named

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from grader import api
 from grader.pyexercise import student_bundle as pystudent
+from grader.kinds.registry import kind_of
 from grader.staff import student_bundle as student
 from grader.cli import main
 from grader.exercise import load
@@ -18,8 +19,14 @@ LESSON = ROOT / "exercises" / "lesson_numpy"
 SOLUTION = ROOT / "reference" / "lesson_numpy" / "solution.py"
 
 
+def _bundle(out: Path) -> student.StudentBundle:
+    """The lesson's student bundle, as `grade student` writes it (its kind's)."""
+    lesson = load(LESSON)
+    return kind_of(lesson).student_bundle(lesson, out, student.PLACEHOLDER_PIP_SOURCE)
+
+
 def test_bundle_holds_public_files_and_a_cell_per_function(tmp_path):
-    bundle = student.build_bundle(LESSON, tmp_path)
+    bundle = _bundle(tmp_path)
     names = sorted(p.name for p in bundle.folder.iterdir())
     assert names == sorted(["README.md", "spec.toml", "skeleton.py", "checks.py", "lesson.py", "lesson_numpy.ipynb"])
     nb = nbformat.read(str(bundle.notebook), as_version=4)
@@ -45,7 +52,7 @@ def test_a_leak_would_be_found(tmp_path):
 
 
 def test_notebook_round_trip_as_colab_saves_it(tmp_path):
-    bundle = student.build_bundle(LESSON, tmp_path)
+    bundle = _bundle(tmp_path)
     nb = nbformat.read(str(bundle.notebook), as_version=4)
     filled = pystudent.filled_in(nb, (LESSON / "skeleton.py").read_text(), SOLUTION.read_text(), load(LESSON).spec.names)
     doc = json.loads(nbformat.writes(filled))

@@ -16,6 +16,7 @@ from .. import __version__, api
 from .. import exercise as exercise_module
 from .guard import guard
 from ..errors import ExitCode, UsageError
+from ..kinds.registry import kind_of
 from .staff import register as register_staff_commands
 from ..results import inert, summary_lines, to_json, write_atomic
 
@@ -82,7 +83,8 @@ def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path 
         if html_path:
             from ..report import submission_page
 
-            submission_page.write_for(report, submission, html_path)
+            python = kind_of(exercise_module.load(exercise_dir)).traits.python_source
+            submission_page.write_for(report, submission, html_path, python=python)
         lines = summary_lines(report, color=sys.stdout.isatty())
         click.echo(lines[-1].strip() if quiet else "\n".join(lines))
         if report.grader_faults:
@@ -115,12 +117,7 @@ def list_cmd(root: Path) -> None:
             raise UsageError(f"no exercises found in {where} ({'no such folder' if not root.is_dir() else 'no sub-folder has a spec.toml'}). "
                              "Run `grade list` where the course's exercises/ folder is, or name it: `grade list path/to/exercises`")
         for ex in found:
-            if ex.kind == "python":
-                functions = ", ".join(f"{f.name} {f.points:g}" for f in ex.spec.functions)
-                click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} Python functions: {functions}")
-                continue
-            checks = ", ".join(f"{c} {s.points:g}" for c, s in ex.spec.checks.items())
-            click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} kernel {ex.spec.kernel.name}; checks: {checks}")
+            click.echo(f"{ex.id:<12} {ex.spec.title}\n{'':<12} {kind_of(ex).summary(ex)}")
 
     guard(work)
 
@@ -198,8 +195,8 @@ def profile_cmd(exercise_dir: Path, submission: Path, size_text: str, backend: s
 
     def work() -> None:
         ex = exercise_module.load(exercise_dir)
-        if ex.kind == "python":
-            raise UsageError(f"{ex.id} asks for Python functions, not a kernel: there are no memory counters to profile")
+        if not kind_of(ex).traits.profiled:
+            raise UsageError(f"{ex.id} is a {ex.kind} exercise: `grade profile` has no memory counters per line for it")
         sizes = profile_module.parse_sizes(size_text, ex.spec.sizes)
         result = profile_module.profile(exercise_dir, submission, sizes, backend=backend)
         if json_path:

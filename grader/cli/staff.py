@@ -15,7 +15,9 @@ from pathlib import Path
 import click
 
 from .. import api
+from .. import exercise as exercise_module
 from ..errors import ExitCode
+from ..kinds.registry import kind_of
 from .guard import guard, sigterm_as_interrupt
 
 
@@ -306,7 +308,8 @@ def student_cmd(exercise_dir: Path, out: Path, pip_source: str | None) -> None:
 
     def work() -> None:
         source = pip_source or student.PLACEHOLDER_PIP_SOURCE
-        bundle = student.build_bundle(exercise_dir, out, pip_source=source)
+        exercise = exercise_module.load(exercise_dir)
+        bundle = kind_of(exercise).student_bundle(exercise, Path(out), source)
         click.echo(f"wrote {bundle.folder}/: " + ", ".join(p.name for p in bundle.files))
         if pip_source is None and source in bundle.notebook.read_text(encoding="utf-8"):
             click.echo(f"note: the notebook installs the grader from a placeholder ({source}); "

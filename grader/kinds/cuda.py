@@ -34,6 +34,7 @@ from ..grading.not_run import every_check_not_run, grader_broken, not_compiled
 from ..grading.output import shown_output
 from ..grading.seed import derive_seed
 from ..grading.submitted import Submitted
+from ..grading.validation import Validation
 from ..results import NotRun, Report, TestResult, inert
 from ..run.parent import gpu_worker
 from ..run.parent.device_probe import GpuInfo
@@ -43,7 +44,8 @@ from ..run.parent.supervisor import StageStop, TaskSupervisor, grading_deadline
 from ..run.tasks import TaskResult
 from ..spec import CATEGORIES
 from ..tools import Tools, find_tools
-from .base import Options
+from . import cuda_staff
+from .base import Grade, KindTraits, Options
 from .cuda_compile import compile_problem, compile_submission, compile_test
 
 
@@ -51,6 +53,8 @@ class CudaKind:
     """Kernel exercises (spec kind "cuda")."""
 
     name = "cuda"
+    traits = KindTraits(suffix=".cu", python_source=False, on_gpu=True, sized=True, profiled=True)
+    gradescope_readme = cuda_staff.GRADESCOPE_README
 
     def read(self, exercise: Exercise, path: Path) -> Submitted:
         """The .cu file, or the kernel cell of a notebook, read once and held to the source policy."""
@@ -80,6 +84,24 @@ class CudaKind:
     def not_graded(self, exercise: Exercise, backend: str, reason: str) -> tuple[list[TestResult], list[NotRun]]:
         """The compile test failed with `reason`, every other check gated (as a refused submission)."""
         return not_compiled(exercise.spec, backend, reason)
+
+    def summary(self, exercise: Exercise) -> str:
+        """The kernel and the checks with their points."""
+        return cuda_staff.summary(exercise)
+
+    def student_bundle(self, exercise: Exercise, out: Path, pip_source: str):
+        """README, skeleton.cu, the public spec, the harness, the reference's counters and a notebook."""
+        return cuda_staff.build_student_bundle(exercise, out, pip_source)
+
+    def hidden_in_bundle(self, exercise: Exercise) -> list[str]:
+        """Hidden sizes, solution or wrong-corpus lines, hidden tests' lines found in the built bundle."""
+        return cuda_staff.hidden_in_bundle(exercise)
+
+    def validate(self, exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None],
+                 backend: str, seed: int, progress: Callable[[str], None]) -> Validation:
+        """The reference, the skeleton and the wrong corpus graded on the backend asked for."""
+        return cuda_staff.validate(exercise, grade=grade, conventions=conventions, backend=backend, seed=seed,
+                                   progress=progress)
 
 
 def _grade(exercise: Exercise, sub: Submitted, requested: str, answer: Future | None, seed: int | None, tmp: Path,

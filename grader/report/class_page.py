@@ -77,11 +77,12 @@ class ClassPage:
     notes: tuple[str, ...] = field(default=())
 
 
-def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any) -> Path:
+def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any, *, python: bool = False) -> Path:
     """Write reports/<student>.html for every entry with a results file, then report.html; return its path.
 
     `entries` are grader.staff.batch.intake.Entry values, `summary` a grader.staff.batch.record.Summary
-    (histogram, identical groups).
+    (histogram, identical groups); `python`: the sources are Python (a notebook's graded text is then
+    its definitions), as the exercise's kind says.
     """
     out = Path(out)
     folder = out / REPORTS
@@ -94,7 +95,7 @@ def write_reports(out: Path, exercise: Any, entries: Sequence[Any], summary: Any
         except (OSError, ValueError):
             students.append(Student(entry.student, one_line(entry.origin), "grader-error", 0.0, None))
             continue
-        source, problem = _source(entry, python=getattr(exercise, "kind", "cuda") == "python")
+        source, problem = _source(entry, python=python)
         if source is not None:
             sources[entry.student] = source
         href = f"{REPORTS}/{entry.student}.html"

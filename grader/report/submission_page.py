@@ -260,13 +260,14 @@ def _sum(counters: Mapping[str, int], *names: str) -> int:
     return sum(counters.get(n, 0) for n in names)
 
 
-def write_for(report: Any, submission: Path, path: Path) -> Path:
-    """The page of a Report just graded (grade --html): its results document and the file's text."""
+def write_for(report: Any, submission: Path, path: Path, *, python: bool = False) -> Path:
+    """The page of a Report just graded (grade --html): its results document and the file's text
+    (`python`: the exercise's kind has Python sources, so a notebook's graded text is its definitions)."""
     from ..notebook import graded_source
     from ..results import to_json
 
     # A notebook shows what was graded (its kernel cell), not its JSON.
-    source, problem = graded_source(submission, python=report.backend == "python")
+    source, problem = graded_source(submission, python=python)
     document = to_json(report)
     html = page_html(document, source, source_problem="" if source is not None else f"The source is not shown: {problem}")
     return write_page(html, path)

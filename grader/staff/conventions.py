@@ -6,18 +6,17 @@ project's tests call the same functions on the shipped exercises. docs/exercise-
 """
 from __future__ import annotations
 
-import re
 import sys
-import tempfile
 import types
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..exercise import Exercise, Harness
+from ..kinds.registry import kind_of
 from .expectation import read_expectation
+from .student_bundle import bundle_leaks, wrong_files
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,11 +36,6 @@ class Convention:
     name: str
     rule: str
     check: Callable[[Exercise], Sequence[str]]
-
-
-def wrong_files(exercise: Exercise) -> list[Path]:
-    """The exercise's known-bad submissions: reference/<id>/wrong/*.cu (or *.py for a Python exercise)."""
-    return sorted((exercise.reference_dir / "wrong").glob(f"*{exercise.suffix}"))
 
 
 def corpus(exercise: Exercise) -> list[str]:
@@ -68,7 +62,7 @@ def layout(exercise: Exercise) -> list[str]:
         problems.append(f"no {exercise.skeleton_path.name} in {exercise.root}")
     if not exercise.solution_path.is_file():
         problems.append(f"no reference solution at {exercise.solution_path}")
-    if exercise.kind != "python" and not exercise.spec.public_cases:
+    if kind_of(exercise).traits.sized and not exercise.spec.public_cases:
         problems.append("cases.public is empty: students need at least one size to grade against")
     return problems
 
@@ -87,66 +81,11 @@ def spec_round_trips(exercise: Exercise) -> list[str]:
 
 
 def bundle_hides_hidden(exercise: Exercise) -> list[str]:
-    """The student bundle of a kernel exercise holds no hidden-only size (in any form: `N = 129`, a list
-    of sizes, `(1003, 4099)`), no line of the solution or the wrong corpus that the skeleton lacks, and
-    no line of a hidden test that the public files lack. (A Python exercise's bundle is checked by
-    validate's own notebook step.)"""
-    if exercise.kind == "python":
-        return []
-    import nbformat
-
-    from .student_bundle import build_bundle
-
-    with tempfile.TemporaryDirectory(prefix="kg-conventions-") as tmp:
-        bundle = build_bundle(exercise.root, Path(tmp))
-        texts = [p.read_text(encoding="utf-8", errors="replace") for p in bundle.folder.rglob("*") if p.is_file()]
-        texts.append("\n".join(cell.source for cell in nbformat.read(str(bundle.notebook), as_version=4).cells))
-    return bundle_leaks(exercise, "\n".join(texts))
-
-
-def bundle_leaks(exercise: Exercise, everywhere: str) -> list[str]:
-    """What of the exercise's hidden material appears in `everywhere` (all the bundle's text)."""
-    spec, folder = exercise.spec, exercise.root
-    lines = _lines(everywhere)
-    problems = []
-    public = list(spec.public_cases) + list(spec.emu_cases)
-    public += [s for c in spec.checks.values() for s in (c.size, c.emu_size) if s]
-    for case in spec.hidden_cases:
-        if case in public:
-            continue
-        inline = "{ " + ", ".join(f"{k} = {v}" for k, v in case.items()) + " }"
-        as_json = "{" + ", ".join(f'"{k}": {v}' for k, v in case.items()) + "}"
-        if inline in everywhere or as_json in everywhere:
-            problems.append(f"hidden size {dict(case)} is in the student bundle")
-            continue
-        values = [str(v) for v in case.values()]
-        if len(values) == 1:  # in prose: "N = 129", or a list of sizes such as "1, 17, 129, 1000"
-            (name, value), = ((k, str(v)) for k, v in case.items())
-            if re.search(rf"\b{re.escape(name)}\s*=\s*{value}\b", everywhere):
-                problems.append(f"hidden size {name} = {value} is named in the student bundle")
-            for listed in re.findall(r"\d+(?:,\s*\d+){2,}", everywhere):
-                if value in re.split(r",\s*", listed):
-                    problems.append(f"hidden size {name} = {value} is in the list of sizes {listed!r} in the student bundle")
-        else:  # "(1003, 4099)" or "1003 x 1025"
-            for form in ("(" + ", ".join(values) + ")", " x ".join(values)):
-                if form in everywhere:
-                    problems.append(f"hidden size {form} is in the student bundle")
-    for marker in ("hidden =", "[hidden_tests]"):
-        if marker in everywhere:
-            problems.append(f"`{marker}` is in the student bundle")
-    skeleton = _lines(_read(exercise.skeleton_path))
-    for path in [exercise.solution_path, *wrong_files(exercise)]:
-        for line in sorted(_lines(_read(path)) - skeleton):
-            if line in lines:
-                problems.append(f"{path.name}: {line!r} (not in the skeleton) is in the student bundle")
-    public_lines = set().union(*(_lines(_read(folder / n)) for n in ("README.md", "skeleton.cu", "harness.py")))
-    tests = folder / "tests"
-    for path in sorted(tests.glob("**/*")) if tests.is_dir() else []:
-        if path.is_file() and path.suffix in (".py", ".toml", ".json", ".txt"):
-            for line in sorted(_lines(_read(path)) - public_lines):
-                if line in lines:
-                    problems.append(f"tests/{path.name}: {line!r} is in the student bundle")
-    return problems
+    """The student bundle holds nothing hidden: no hidden-only size, no line of the solution or the
+    wrong corpus that the skeleton lacks, no line of a hidden test that the public files lack. Its
+    kind says what it finds (Kind.hidden_in_bundle; a Python exercise's bundle is checked by
+    validate's own notebook step)."""
+    return kind_of(exercise).hidden_in_bundle(exercise)
 
 
 def harness_on_device(exercise: Exercise) -> list[str]:
@@ -155,7 +94,7 @@ def harness_on_device(exercise: Exercise) -> list[str]:
     elements): the timing then computes its float64 reference on the GPU in milliseconds instead of
     seconds of CPU. Checked on an array that refuses conversion to NumPy, as CuPy's do, against the
     plain NumPy values."""
-    if exercise.kind == "python" or "performance" not in exercise.spec.checks:
+    if not kind_of(exercise).traits.sized or "performance" not in exercise.spec.checks:
         return []
     sizes = dict(exercise.spec.cases_for("emu")[-1])
     harness = Harness(exercise)
@@ -177,6 +116,8 @@ def harness_on_device(exercise: Exercise) -> list[str]:
     return problems
 
 
+__all__ = ["CONVENTIONS", "Convention", "bundle_leaks", "check_all", "wrong_files"]
+
 CONVENTIONS: tuple[Convention, ...] = (
     Convention("layout", "a skeleton, a reference solution and at least one public size", layout),
     Convention("wrong corpus", f"at least {MIN_WRONG} wrong files with headers, one an edge-size bug", corpus),
@@ -190,13 +131,6 @@ def check_all(exercise: Exercise) -> list[tuple[Convention, list[str]]]:
     """Every convention with its problems for this exercise."""
     return [(c, list(c.check(exercise))) for c in CONVENTIONS]
 
-
-def _read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
-
-
-def _lines(text: str) -> set[str]:
-    return {line.strip() for line in text.splitlines() if line.strip()}
 
 
 class DeviceArray(np.lib.mixins.NDArrayOperatorsMixin):

@@ -25,6 +25,7 @@ from .. import exercise as exercise_module
 from ..errors import UsageError
 from ..exercise import Exercise
 from ..grading.backend import resolve_backend
+from ..kinds.registry import kind_of
 from ..run.parent.isolated import Graded, grade_in_child
 from .gradescope import SECRET_VARIABLE, choose_submission
 
@@ -62,10 +63,12 @@ def exercise_files(exercise: Exercise) -> dict[str, bytes]:
 
 
 def submission_name(exercise: Exercise, filename: str) -> str:
-    """The file name students submit: `filename`, or submission.py for a Python exercise left at the
-    .cu default; a usage error for anything but a plain .cu, .py or .ipynb name."""
-    if exercise.kind == "python" and filename.endswith(".cu"):
-        filename = "submission.py"
+    """The file name students submit: `filename`, or the kind's own (submission.py) for an exercise
+    whose submissions are not .cu left at the .cu default; a usage error for anything but a plain .cu,
+    .py or .ipynb name."""
+    traits = kind_of(exercise).traits
+    if filename.endswith(".cu") and not filename.endswith(traits.suffix):
+        filename = traits.default_filename
     # Letters, digits, '.', '_' and '-' only: the name goes into question.html's attributes and a Makefile.
     if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*\.(cu|py|ipynb)", filename):
         raise UsageError(f"--filename {filename!r}: expected a plain file name (letters, digits, '.', '_', '-') "

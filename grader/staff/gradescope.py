@@ -13,8 +13,8 @@ The zip (see build_bundle) unpacks to /autograder/source:
 `python -m grader.staff.gradescope BUNDLE_JSON` is run_autograder's Python half. The root (`/autograder`)
 comes from $KERNEL_GRADER_AUTOGRADER_ROOT when set, so tests can lay out a tree in a temp folder.
 
-Over 400 lines as one module because its last 150 are the text it writes into the zip (setup.sh,
-run_autograder, the two READMEs), kept beside the code that fills them in.
+Its last 100 lines are the text it writes into the zip (setup.sh, run_autograder), kept beside the
+code that fills them in; the zip's README.md is the exercise kind's (Kind.gradescope_readme).
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from typing import Any
 from .. import __version__
 from .. import exercise as exercise_module
 from ..errors import UsageError
+from ..kinds.registry import kind_of
 from ..run.parent.isolated import grade_in_child
 from ..results import validate, write_atomic
 from ..submission import printable
@@ -41,6 +42,7 @@ SECRET_VARIABLE = "KERNEL_GRADER_SECRET"  # the course's seed secret (grader.api
 PYTHON_VARIABLE = "KERNEL_GRADER_PYTHON"
 DEFAULT_ROOT = "/autograder"
 GRADER_DIR = "kernel-grader"
+DEFAULT_FILENAME = "submission.cu"  # --filename's default, which the exercise's kind may change
 
 
 @dataclass(frozen=True)
@@ -65,11 +67,12 @@ class Choice:
 # ---------------------------------------------------------------------------------------------
 # Building the zip
 
-def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.cu", timeout: float = 480.0) -> Bundle:
+def build_bundle(exercise_dir: Path, out: Path, *, filename: str = DEFAULT_FILENAME, timeout: float = 480.0) -> Bundle:
     """Write the autograder zip for one exercise; validates the exercise and the reference first."""
     exercise = exercise_module.load(Path(exercise_dir))
-    if exercise.kind == "python" and filename.endswith(".cu"):
-        filename = "submission.py"  # the default name, for an exercise whose submissions are Python
+    traits = kind_of(exercise).traits
+    if filename.endswith(".cu") and not filename.endswith(traits.suffix):
+        filename = traits.default_filename  # the .cu default, for an exercise whose submissions are not .cu
     if not filename.endswith((".cu", ".py", ".ipynb")) or "/" in filename or filename.startswith("."):
         raise UsageError(f"--filename {filename!r}: expected a plain file name ending in .cu, .py or .ipynb")
     if not exercise.solution_path.is_file():
@@ -90,7 +93,7 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = "submission.c
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
     files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
-    template = PYTHON_README if exercise.kind == "python" else README
+    template = kind_of(exercise).gradescope_readme
     files["README.md"] = template.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
                                          version=__version__).encode()
     out = Path(out)
@@ -352,106 +355,6 @@ if [ ! -s "$ROOT/results/results.json" ]; then
 KERNEL_GRADER_FALLBACK
 fi
 exit 0
-"""
-
-README = """# Gradescope autograder: {id} ({title})
-
-Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the assignment's
-"Configure Autograder" with the Ubuntu 22.04 base image. Students submit one file, `{filename}`.
-
-## What runs where
-
-- `setup.sh` (once, when Gradescope builds the image): installs Python, then this grader from
-  `kernel-grader/` with its dependencies (CuPy and NVIDIA's NVRTC wheel, which compile CUDA to PTX
-  without a GPU, and pytest for the hidden tests) into `/autograder/venv`, and grades the reference
-  solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
-- `run_autograder` (once per submission): grades `/autograder/submission/*.cu` (or `*.ipynb`) and writes
-  `/autograder/results/results.json`, always, whatever the submission does.
-  - `{filename}` is graded; a single `.cu` file with another name is graded too, with a note
-    asking for the right name; without a `.cu` file, a single Colab notebook (`.ipynb`, any name)
-    is graded: the kernel in its `%%writefile submission.cu` cell, never run as a notebook. No
-    `.cu` file and no notebook, or several and none named `{filename}`, gives a score of 0 and a
-    message saying what was expected.
-  - One grading may take {timeout:g} s (`bundle.json`); past that it is stopped and scored 0 with a
-    message, before Gradescope's own limit (10 minutes by default) would leave no results at all.
-
-## No GPU on Gradescope
-
-Gradescope's autograders have no GPU, so the **CPU emulator** grades: compile, correctness (at the
-exercise's emulator sizes), races and barriers, memory safety, and exact global-memory traffic and
-shared-memory bank conflicts, each against the reference solution in `reference/{id}/`. The
-**performance check is not run** (it needs a GPU); it is listed under `extra_data.not_run` in
-results.json and never counted as passed. By default its points leave the denominator, so a
-submission that passes everything that runs here gets full marks (`score` is scaled to the
-exercise's maximum; `extra_data.raw_score` and `raw_max_score` keep the points); the exercise's
-spec.toml can choose otherwise per check (`if_not_run`). Grade speed on a GPU host with `grade batch`.
-
-Inputs are seeded from the exercise and each file's content, so a regrade of the same file gives
-the same result. Build the zip with `KERNEL_GRADER_SECRET` set to mix a course secret into the
-seeds (it is stored in `bundle.json`).
-
-Student code never runs natively here: NVRTC compiles it and the emulator interprets the PTX,
-in child processes with time limits and capped output.
-
-## Sizing
-
-Grading a typical submission takes 5-15 s of one CPU core; a kernel that hangs is stopped at the
-exercise's run limit. The emulator holds the buffers of the emulator sizes in memory: grading
-level2 peaks at about 140 MB per process, under Gradescope's default of 768 MB; raise the limit in
-the assignment's settings if an exercise uses larger emulator sizes.
-
-## This zip contains secrets
-
-`exercises/{id}/` holds the hidden cases and hidden tests, and `reference/{id}/solution.cu` the
-solution. Keep the zip where students cannot download it.
-
-## Testing it locally
-
-    mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
-    cp my_kernel.cu /tmp/ag/submission/{filename}
-    KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
-    cat /tmp/ag/results/results.json
-"""
-
-
-PYTHON_README = """# Gradescope autograder: {id} ({title})
-
-Built by kernel-grader {version} (`grade gradescope`). Upload this zip under the assignment's
-"Configure Autograder" with the Ubuntu 22.04 base image. Students submit `{filename}` (their
-functions) or the Colab notebook they worked in.
-
-## What runs where
-
-- `setup.sh` (once, when Gradescope builds the image): installs Python and this grader, with its
-  dependencies (pytest runs the hidden tests), into `/autograder/venv`, and grades the reference
-  solution as a smoke test: unless it gets full marks, setup.sh fails and so does the image build.
-- `run_autograder` (once per submission): grades `/autograder/submission/` and writes
-  `/autograder/results/results.json`, always, whatever the submission does. `{filename}` is
-  graded; else a single `.py` file (with a note about the name); else a single notebook
-  (`.ipynb`, any name), whose code cells' definitions are graded and whose calls, `!` lines and
-  `%%` cells are never run. One grading may take {timeout:g} s (`bundle.json`).
-
-In a child process, in a jail the kernel enforces, whose one writable folder holds only the
-submission and the exercise's public files, under the exercise's CPU, memory, file and output
-limits: bubblewrap's namespaces where the container allows them, else Landlock (Docker's default
-seccomp profile, which Gradescope's containers may run under, refuses namespaces); a seccomp filter
-(no processes, threads, sockets or signals); a uid of its own (run_autograder runs as root). It sees
-nothing of the exercise, reference or grader folders. Results' `extra_data.device` names the walls
-each grading got; where the kernel gives neither namespaces nor Landlock it says so plainly, and
-run_autograder has made the course's files readable by root alone. The child only returns values;
-every check and score is computed outside it. See docs/sandbox.md in the grader's repository.
-
-## This zip contains secrets
-
-`exercises/{id}/tests/` holds the hidden tests and `reference/{id}/` the solution. Keep the zip
-where students cannot download it.
-
-## Testing it locally
-
-    mkdir -p /tmp/ag/submission && unzip autograder.zip -d /tmp/ag/source
-    cp my_functions.py /tmp/ag/submission/{filename}
-    KERNEL_GRADER_AUTOGRADER_ROOT=/tmp/ag KERNEL_GRADER_PYTHON=python3 bash /tmp/ag/source/run_autograder
-    cat /tmp/ag/results/results.json
 """
 
 

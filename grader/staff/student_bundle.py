@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -70,12 +71,9 @@ class StudentBundle:
 
 
 def build_bundle(exercise_dir: Path, out: Path, *, pip_source: str = PLACEHOLDER_PIP_SOURCE) -> StudentBundle:
-    """Write OUT/<id>/ for one exercise; the notebook is validated with nbformat before it is written."""
+    """Write OUT/<id>/ for one kernel exercise; the notebook is validated with nbformat before it is
+    written. (`grade student` asks the exercise's kind: Kind.student_bundle; this is the CUDA kind's.)"""
     exercise = exercise_module.load(Path(exercise_dir))
-    if exercise.kind == "python":
-        from ..pyexercise import student_bundle as pystudent
-
-        return StudentBundle(*pystudent.build_bundle(exercise, Path(out)))
     if not re.fullmatch(r"[^\s\"'`$;&|<>]+", pip_source):  # it goes into a shell line in the notebook
         raise UsageError("--pip-source must be one line: a wheel URL, a git+https URL or a package name")
     for name in ("README.md", "skeleton.cu", "harness.py"):
@@ -253,3 +251,72 @@ How points are counted:
 - **Headers.** You may include what nvcc users include by habit: {headers}. Every other
   `#include` is refused before compiling; the CUDA built-ins need none.
 """
+
+
+def hidden_material(exercise: exercise_module.Exercise) -> list[str]:
+    """What of a kernel exercise's hidden material its student bundle holds (grader.staff.conventions'
+    "student bundle" convention): the bundle is built in a scratch folder and all its text read."""
+    with tempfile.TemporaryDirectory(prefix="kg-conventions-") as tmp:
+        bundle = build_bundle(exercise.root, Path(tmp))
+        texts = [p.read_text(encoding="utf-8", errors="replace") for p in bundle.folder.rglob("*") if p.is_file()]
+        texts.append("\n".join(cell.source for cell in nbformat.read(str(bundle.notebook), as_version=4).cells))
+    return bundle_leaks(exercise, "\n".join(texts))
+
+
+def wrong_files(exercise: exercise_module.Exercise) -> list[Path]:
+    """The exercise's known-bad submissions: reference/<id>/wrong/*.cu (or *.py for a Python exercise)."""
+    return sorted((exercise.reference_dir / "wrong").glob(f"*{exercise.suffix}"))
+
+
+def bundle_leaks(exercise: exercise_module.Exercise, everywhere: str) -> list[str]:
+    """What of the exercise's hidden material appears in `everywhere` (all the bundle's text)."""
+    spec, folder = exercise.spec, exercise.root
+    lines = _lines(everywhere)
+    problems = []
+    public = list(spec.public_cases) + list(spec.emu_cases)
+    public += [s for c in spec.checks.values() for s in (c.size, c.emu_size) if s]
+    for case in spec.hidden_cases:
+        if case in public:
+            continue
+        inline = "{ " + ", ".join(f"{k} = {v}" for k, v in case.items()) + " }"
+        as_json = "{" + ", ".join(f'"{k}": {v}' for k, v in case.items()) + "}"
+        if inline in everywhere or as_json in everywhere:
+            problems.append(f"hidden size {dict(case)} is in the student bundle")
+            continue
+        values = [str(v) for v in case.values()]
+        if len(values) == 1:  # in prose: "N = 129", or a list of sizes such as "1, 17, 129, 1000"
+            (name, value), = ((k, str(v)) for k, v in case.items())
+            if re.search(rf"\b{re.escape(name)}\s*=\s*{value}\b", everywhere):
+                problems.append(f"hidden size {name} = {value} is named in the student bundle")
+            for listed in re.findall(r"\d+(?:,\s*\d+){2,}", everywhere):
+                if value in re.split(r",\s*", listed):
+                    problems.append(f"hidden size {name} = {value} is in the list of sizes {listed!r} in the student bundle")
+        else:  # "(1003, 4099)" or "1003 x 1025"
+            for form in ("(" + ", ".join(values) + ")", " x ".join(values)):
+                if form in everywhere:
+                    problems.append(f"hidden size {form} is in the student bundle")
+    for marker in ("hidden =", "[hidden_tests]"):
+        if marker in everywhere:
+            problems.append(f"`{marker}` is in the student bundle")
+    skeleton = _lines(_read(exercise.skeleton_path))
+    for path in [exercise.solution_path, *wrong_files(exercise)]:
+        for line in sorted(_lines(_read(path)) - skeleton):
+            if line in lines:
+                problems.append(f"{path.name}: {line!r} (not in the skeleton) is in the student bundle")
+    public_lines = set().union(*(_lines(_read(folder / n)) for n in ("README.md", "skeleton.cu", "harness.py")))
+    tests = folder / "tests"
+    for path in sorted(tests.glob("**/*")) if tests.is_dir() else []:
+        if path.is_file() and path.suffix in (".py", ".toml", ".json", ".txt"):
+            for line in sorted(_lines(_read(path)) - public_lines):
+                if line in lines:
+                    problems.append(f"tests/{path.name}: {line!r} is in the student bundle")
+    return problems
+
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+
+
+def _lines(text: str) -> set[str]:
+    return {line.strip() for line in text.splitlines() if line.strip()}

@@ -100,6 +100,11 @@ class TritonSpec:
         return float(sum(self.points.values()))
 
     @property
+    def checks(self) -> tuple[str, ...]:
+        """The checks that carry points (a Triton exercise has no performance check)."""
+        return tuple(name for name, points in self.points.items() if points)
+
+    @property
     def outputs(self) -> tuple[Param, ...]:
         return tuple(p for p in self.params if p.role == "out")
 

@@ -1,19 +1,19 @@
-"""`grade validate` for a Triton exercise: the reference scores full marks, the skeleton loads and
-fails correctness, every wrong/*.py fails the check category its `# expect:` header names (and only
-those its `# also:` header adds). Graded as a student's file is, on the CPU path."""
+"""`grade validate` for a Triton exercise: the conventions, the reference scores full marks, the
+skeleton loads and fails correctness, every wrong/*.py fails the check category its `# expect:`
+header names (and only those its `# also:` header adds). Each file is graded through `grade`
+(grader.api.grade, handed down), as a student's file is."""
 from __future__ import annotations
 
-import time
 from typing import Callable
 
 from ..exercise import Exercise
-from ..kinds.base import Options
+from ..grading.validation import Validation
 from ..results import Report
 from ..spec import CATEGORIES
 from ..staff.expectation import read_expectation
-from . import grade as tritongrade
+from .sandbox import available
 
-Items = list[tuple[bool, str]]
+Grade = Callable[..., Report]
 
 
 def failing(report: Report) -> set[str]:
@@ -29,37 +29,37 @@ def gated_reason(report: Report, category: str) -> str:
     return ""
 
 
-class _Items(list):
-    def add(self, ok: bool, text: str) -> None:
-        self.append((ok, text))
-
-
-def _grade(exercise: Exercise, path, seed: int) -> Report:
-    sub = tritongrade.read(path, exercise.spec)  # type: ignore[arg-type]
-    return tritongrade.grade(exercise, sub, seed=seed, started=Options(started=time.perf_counter()).started)
-
-
-def validate(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> Items:
-    """Every promise of a Triton exercise, one (ok, text) item each (grade validate shows them)."""
+def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None], backend: str,
+             seed: int, progress: Callable[[str], None]) -> Validation:
+    """Every promise of a Triton exercise, one item each, graded on `backend` (the CPU path: "emu")."""
     spec = exercise.spec
-    out = _Items()
-    out.add(True, f"spec.toml is valid ({len(spec.params)} launcher parameters, {spec.max_score:g} points)")
-    missing = tritongrade.available()
-    if missing:
-        out.add(False, f"cannot validate here: {missing}")
+    out = Validation(exercise.id, backend)
+    out.add(True, f"spec.toml is valid ({len(spec.params)} launcher parameters, {spec.max_score:g} points)")  # type: ignore[union-attr]
+    progress("conventions")
+    conventions(exercise, out)
+    missing = [c for c in spec.public_cases if c not in spec.hidden_cases]
+    if spec.hidden_cases:
+        out.add(not missing, "public sizes are among the hidden sizes" if not missing else f"public sizes missing from hidden: {missing}")
+    why = available()
+    if why:
+        out.add(False, f"cannot validate here: {why}")
         return out
     if not exercise.solution_path.is_file():
         out.add(False, f"no reference solution at {exercise.solution_path}")
         return out
+
+    def graded(path) -> Report:
+        return grade(exercise.root, path, backend=backend, seed=seed)
+
     progress(exercise.solution_path.name)
-    ref = _grade(exercise, exercise.solution_path, seed)
+    ref = graded(exercise.solution_path)
     bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
     bad += [f"not graded: {n.reason}" for n in ref.not_run]
     out.add(not bad and ref.score == ref.max_score, f"reference scores {ref.score:g} / {ref.max_score:g}"
             + (": " + "; ".join(bad) if bad else ""))
     if exercise.skeleton_path.is_file():
         progress(exercise.skeleton_path.name)
-        skel = _grade(exercise, exercise.skeleton_path, seed)
+        skel = graded(exercise.skeleton_path)
         loads = any(t.category == "compile" and t.passed for t in skel.tests)
         wrong = "correctness" in failing(skel)
         out.add(loads and wrong, "skeleton loads and fails correctness" if loads and wrong else
@@ -75,7 +75,7 @@ def validate(exercise: Exercise, seed: int, progress: Callable[[str], None]) -> 
             out.add(False, f"wrong/{path.name}: first lines must say `# expect: <category>` (one of {', '.join(CATEGORIES)})")
             continue
         progress(f"wrong/{path.name}")
-        report = _grade(exercise, path, seed)
+        report = graded(path)
         if report.not_run:
             out.add(False, f"wrong/{path.name}: not graded ({report.not_run[0].reason})")
             continue

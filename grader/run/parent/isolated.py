@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import jsonschema
 
 from ...exercise import Exercise
+from ...kinds.registry import kind_of
 from ...results import validate
 from .sandbox import run_child
 from .tags import TAG_VARIABLE, kill_tagged  # noqa: F401 - tests import kill_tagged from here too
@@ -75,7 +76,7 @@ def grade_in_child(exercise: Exercise, source: Path, *, backend: str, timeout: f
         if tag:
             kill_tagged(tag)
         seconds = time.perf_counter() - started
-        name, sha = source.name, _sha256(source, python=exercise.kind == "python")
+        name, sha = source.name, _sha256(source, python=kind_of(exercise).traits.python_source)
         if child.timed_out:
             reason = (f"Grading {name} did not finish within the {timeout:.0f} s limit for one submission, so it was "
                       "stopped and scored 0. A kernel that never ends (an endless loop, a barrier some threads never "

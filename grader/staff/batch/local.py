@@ -18,6 +18,7 @@ from typing import Mapping, Sequence
 from ... import api
 from ...checks.counters import ncu_metrics
 from ...errors import UsageError
+from ...kinds.registry import kind_of
 from ...run.parent.device_probe import PRESET_VARIABLE, probe_device
 from ...run.parent.fork_server import VARIABLE as FORK_SERVER_VARIABLE
 from ...run.parent.fork_server import ForkServer
@@ -89,7 +90,7 @@ class LocalExecutor:
         stop = threading.Event()
         # Each slot forks its gradings' Python children from a warm server (grader.run.parent.fork_server):
         # the imports are paid once per slot, not four times per submission.
-        servers = [WarmSlot.make(ctx, slot, index) if self.warm and ctx.exercise.kind != "python" else None
+        servers = [WarmSlot.make(ctx, slot, index) if self.warm and kind_of(ctx.exercise).traits.on_gpu else None
                    for index, slot in enumerate(self._slots)]
 
         def one(entry: Entry) -> Outcome | None:
@@ -140,7 +141,7 @@ def _profilers(ctx: BatchContext, slots: Sequence[Mapping[str, str]], group: int
     """The profilers of the slots' GPUs, one per kind of GPU (grader.run.parent.profile_broker), or None: turned off (group 0), no ncu
     here, or nothing in this exercise is measured by ncu."""
     ncu = find_tools().ncu
-    if group < 1 or not ncu or ctx.exercise.kind == "python" or not ncu_metrics(ctx.exercise.spec) \
+    if group < 1 or not ncu or not kind_of(ctx.exercise).traits.on_gpu or not ncu_metrics(ctx.exercise.spec) \
             or not ctx.exercise.solution_path.exists():
         return None
     by_gpu: dict[str, Mapping[str, str]] = {}
@@ -187,7 +188,7 @@ class WarmSlot:
         # makes contexts one at a time for the whole machine; grader.run.parent.gpu_worker): one for
         # the launches, one for the hidden tests, which run beside them.
         self.gpu: dict[str, GpuWorker] = {}
-        if ctx.backend == "gpu" and ctx.exercise.kind != "python":
+        if ctx.backend == "gpu" and kind_of(ctx.exercise).traits.on_gpu:
             for variable, name in ((GPU_WORKER_VARIABLE, "launches"), (GPU_TEST_WORKER_VARIABLE, "tests")):
                 folder = ctx.scratch / f"gpu-worker-{index}-{name}"
                 self.gpu[variable] = GpuWorker(folder, {**api.child_env(folder), **slot, TAG_VARIABLE: self.tag})

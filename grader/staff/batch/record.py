@@ -29,6 +29,7 @@ from typing import IO, Any, Mapping, Sequence
 from ... import __version__
 from ...errors import UsageError
 from ...exercise import Exercise
+from ...kinds.registry import kind_of
 from ...notebook import graded_source
 from ...results import write_atomic
 from ...run.parent.isolated import STATUSES, Graded
@@ -281,7 +282,7 @@ def summarize(rows: Sequence[Row], entries: Sequence[Entry], exercise: Exercise,
     groups: dict[str, list[str]] = {}
     for e in entries:
         # What was graded: a notebook's kernel cell, not its JSON (outputs and ids differ copy to copy).
-        text = graded_source(e.source, python=exercise.kind == "python")[0] if e.source else None
+        text = graded_source(e.source, python=kind_of(exercise).traits.python_source)[0] if e.source else None
         if text is None or not re.sub(r"\s+", "", text):
             continue
         groups.setdefault(normalized_hash(text), []).append(e.student)

@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 from ... import exercise as exercise_module
 from ...errors import UsageError
 from ...exercise import Exercise
+from ...kinds.registry import kind_of
 from ...report.page_stream import PageStream, prepare as prepare_pages
 from ...run.parent import math_threads, reaper
 from ...run.parent.tags import kill_tagged
@@ -93,7 +94,7 @@ def run_batch(exercise_dir: Path, submissions: Path, out: Path, options: Options
         # The class page is drawn after the last grading; its plotting library (about 0.6 CPU-seconds
         # to import) is imported meanwhile, while this process only waits on its children.
         threading.Thread(target=_import_report_modules, name="import-reports", daemon=True).start()
-        pages = PageStream(out, python=exercise.kind == "python")  # each student's page as their result lands
+        pages = PageStream(out, python=kind_of(exercise).traits.python_source)  # each student's page as their result lands
         # ... where a core is left for drawing them: on a GPU the gradings mostly wait for the GPU;
         # on the emulator every core grades, and pages drawn beside the gradings would only slow them:
         # there the writer starts once a slot falls idle, and shares the pages with this process at the end.
@@ -167,4 +168,4 @@ def _write_html_reports(out: Path, exercise: Exercise, entries: Sequence[Entry],
     a failure there never costs a grade; the submissions are still on disk (a zip's extraction too)."""
     from ...report.class_page import write_reports
 
-    write_reports(out, exercise, entries, summary)
+    write_reports(out, exercise, entries, summary, python=kind_of(exercise).traits.python_source)
