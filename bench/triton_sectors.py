@@ -1,9 +1,11 @@
 """The Triton traffic model against Nsight Compute, per reference and wrong file (run on a GPU machine).
 
-    PYTHONPATH=$PWD python bench/triton_sectors.py [exercise_id] [--sizes 1000,4096,4099,65536]
+    PYTHONPATH=$PWD python bench/triton_sectors.py [exercise_id] [--sizes=1000,4096,4099,65536]
+    PYTHONPATH=$PWD python bench/triton_sectors.py triton_softmax --sizes=32x1000,32x1024
 
-For each reference/<id>/solution.py and wrong/*.py of a 1-D Triton exercise (the launcher's params
-are the spec's; sizes set every size name), at each size: the CPU model's load and store sectors
+For each reference/<id>/solution.py and wrong/*.py of a Triton exercise (the launcher's params are
+the spec's; a size is one number for every size name, or AxB... for the spec's size names in order;
+the defaults: 1000,4096,4099,65536 for one size name, 32x1000,32x1024,7x4099 for two), at each size: the CPU model's load and store sectors
 (a child with TRITON_INTERPRET=1 and grader/triton/watch.py), ncu's (the same launcher JIT-compiled
 on CUDA tensors, the kernel chosen by name: `-k regex:<the @triton.jit function>`), and
 compute-sanitizer memcheck's error count on the same guarded launch. Sizes divisible and not
@@ -107,11 +109,12 @@ def _kernel_names(path: Path) -> list[str]:
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     exercise_id = args[0] if args else "triton_vector_add"
-    sizes_arg = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--sizes=")), "1000,4096,4099,65536")
     sys.path.insert(0, str(ROOT))
     from grader.exercise import load
 
     spec = load(ROOT / "exercises" / exercise_id).spec
+    default = "1000,4096,4099,65536" if len(spec.sizes) == 1 else "32x1000,32x1024,7x4099"
+    sizes_arg = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--sizes=")), default)
     files = [ROOT / "reference" / exercise_id / "solution.py", *sorted((ROOT / "reference" / exercise_id / "wrong").glob("*.py"))]
     ncu, sanitizer = shutil.which("ncu"), shutil.which("compute-sanitizer")
     print("file | size | model ld / st / ld requests | ncu ld / st / ld requests | memcheck errors | guards")
@@ -119,8 +122,9 @@ def main() -> None:
         names = _kernel_names(path)
         if not names:
             continue
-        for size in map(int, sizes_arg.split(",")):
-            sizes = {name: size for name in spec.sizes}
+        for size in sizes_arg.split(","):
+            values = [int(v) for v in size.split("x")]
+            sizes = dict(zip(spec.sizes, values if len(values) == len(spec.sizes) else values[:1] * len(spec.sizes)))
             job = [sys.executable, __file__, "--child", "X", str(path), exercise_id, spec.launcher, json.dumps(sizes)]
             env = dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1")
             job[3] = "model"
