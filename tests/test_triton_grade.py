@@ -75,3 +75,12 @@ def test_a_kernel_that_peeks_at_the_grader_through_torch_finds_nothing(tmp_path)
     source = "import torch\ntorch.load('/work/main/pyproject.toml')\n" + KERNEL
     report = graded(tmp_path, source)
     assert not report.tests[0].passed
+
+
+def test_a_gpu_asked_for_is_graded_on_the_cpu_path_and_says_so(tmp_path):
+    path = tmp_path / "sub.py"
+    path.write_text(KERNEL)
+    report = api.grade(EXERCISE, path, backend="gpu", seed=1)
+    assert report.score == report.max_score and report.backend == "emu"
+    assert any("GPU path is not built yet" in n for n in report.notes)
+    assert not any("GPU" in n for n in api.grade(EXERCISE, path, backend="emu", seed=1).notes)

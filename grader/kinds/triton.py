@@ -80,8 +80,9 @@ class TritonKind:
         return pygrade.read(path, exercise.spec)  # type: ignore[arg-type]
 
     def grade(self, exercise: Exercise, submitted: Submitted, options: Options) -> Report:
-        """Grade the kernel and launcher under the interpreter (the CPU, whichever backend was asked)."""
-        return tritongrade.grade(exercise, submitted, seed=options.seed, started=options.started)
+        """Grade the kernel and launcher under the interpreter (the CPU, whichever backend was asked; a
+        report asked for on the GPU says so in a note)."""
+        return tritongrade.grade(exercise, submitted, seed=options.seed, started=options.started, requested=options.backend)
 
     def not_graded(self, exercise: Exercise, backend: str, reason: str) -> tuple[list[TestResult], list[NotRun]]:
         """The load test failed with `reason`, every check gated."""

@@ -227,13 +227,21 @@ def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec) -> str | N
     return None
 
 
-def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, started: float | None = None) -> Report:
-    """Grade one Triton submission on the CPU; never raises for anything the submission does."""
+# Said in the report when a GPU was asked for: the GPU path (Triton's JIT on CUDA tensors) needs ptxas
+# and a C compiler run as subprocesses, which the jail's seccomp filter refuses; it is not built yet.
+GPU_NOTE = ("A GPU was asked for, but a Triton exercise is graded on the CPU path (Triton's interpreter, every "
+            "load and store watched); the GPU path is not built yet.")
+
+
+def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, started: float | None = None,
+          requested: str = "auto") -> Report:
+    """Grade one Triton submission on the CPU; never raises for anything the submission does.
+    `requested`: the backend asked for; "gpu" adds a note that the CPU path graded it."""
     started = time.perf_counter() if started is None else started
     spec: TritonSpec = exercise.spec  # type: ignore[assignment]
     if seed is None:
         seed = derive_seed(spec.id, sub.sha256)
-    notes: list[str] = []
+    notes: list[str] = [GPU_NOTE] if requested == "gpu" else []
 
     def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), output: str = "", device: str = "") -> Report:
         tests = [dataclasses.replace(t, output=inert(t.output)) for t in tests]
