@@ -15,11 +15,13 @@ from . import spec as spec_module
 from .errors import SpecError
 from .pyexercise.spec import PySpec
 from .spec import Spec
+from .triton import spec as tritonspec
+from .triton.spec import TritonSpec
 
 # The source file each kind's submissions, skeleton and solution are, by the spec's kind: a fact of the
 # kind (grader.kinds.base.KindTraits.suffix; tests/test_kinds.py holds the two equal), kept here too
 # because this module sits below the kinds and cannot ask them.
-SUFFIXES = {"cuda": ".cu", "python": ".py"}
+SUFFIXES = {"cuda": ".cu", "python": ".py", "triton": ".py"}
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,7 @@ class Exercise:
     """A loaded exercise: validated spec plus the paths that belong to it."""
 
     root: Path
-    spec: Spec | PySpec
+    spec: Spec | PySpec | TritonSpec
 
     @property
     def id(self) -> str:
@@ -35,12 +37,13 @@ class Exercise:
 
     @property
     def kind(self) -> str:
-        """"cuda" (a kernel, spec.Spec) or "python" (functions, pyspec.PySpec)."""
-        return self.spec.kind if isinstance(self.spec, PySpec) else "cuda"
+        """"cuda" (a kernel, spec.Spec), "python" (functions, pyspec.PySpec) or "triton" (a Triton kernel
+        and its launcher, tritonspec.TritonSpec)."""
+        return self.spec.kind if isinstance(self.spec, (PySpec, TritonSpec)) else "cuda"
 
     @property
     def suffix(self) -> str:
-        """The source file a submission is: .cu, or .py for a Python exercise (SUFFIXES)."""
+        """The source file a submission is: .cu, or .py for a Python or Triton exercise (SUFFIXES)."""
         return SUFFIXES[self.kind]
 
     @property
@@ -75,6 +78,8 @@ def load(root: Path) -> Exercise:
                 raise SpecError(f"{root}: missing {name} (a Python exercise needs its public checks and modules)")
         return Exercise(root=root, spec=spec)
     if not (root / "harness.py").is_file():
+        if isinstance(spec, TritonSpec):
+            raise SpecError(f"{root}: missing harness.py (it defines make_inputs(sizes, rng) and reference(inputs, sizes))")
         raise SpecError(f"{root}: missing harness.py (it defines reference(inputs, sizes))")
     if spec.hidden_tests is not None and spec.hidden_tests.points > 0 and not any((root / "tests").glob("test_*.py")):
         # Otherwise every kernel would collect these points for tests that do not exist.
@@ -84,10 +89,13 @@ def load(root: Path) -> Exercise:
 
 
 def _load_spec(path: Path) -> Spec | PySpec:
-    """spec.toml of either kind: `kind = "python"` is a Python exercise, anything else a kernel."""
+    """spec.toml of any kind: `kind = "python"` a Python exercise, `kind = "triton"` a Triton one,
+    anything else a kernel."""
     raw = spec_module.read_toml(path)
     if raw.get("kind") == pyspec.KIND:
         return pyspec.from_dict(raw, source=str(path))
+    if raw.get("kind") == tritonspec.KIND:
+        return tritonspec.from_dict(raw, source=str(path))
     return spec_module.from_dict(raw, source=str(path))
 
 

@@ -15,18 +15,20 @@ from grader.kinds import cuda
 from grader.kinds.base import KindTraits
 from grader.kinds.cuda import CudaKind
 from grader.kinds.python import PythonKind
+from grader.kinds.triton import TritonKind
 from grader.kinds.registry import KINDS, kind_of
 
 
 def test_each_kind_of_the_shipped_exercises_has_its_pipeline(root):
     assert isinstance(kind_of(exercise_module.load(root / "exercises" / "level2")), CudaKind)
     assert isinstance(kind_of(exercise_module.load(root / "exercises" / "lesson_numpy")), PythonKind)
-    assert sorted(KINDS) == ["cuda", "python"]
+    assert isinstance(kind_of(exercise_module.load(root / "exercises" / "triton_vector_add")), TritonKind)
+    assert sorted(KINDS) == ["cuda", "python", "triton"]
 
 
 def test_a_kind_without_a_pipeline_is_a_spec_error_that_names_the_known_ones():
-    with pytest.raises(SpecError, match=r"'triton'.*known: cuda, python"):
-        kind_of(SimpleNamespace(kind="triton", root=Path("exercises/x")))
+    with pytest.raises(SpecError, match=r"'pallas'.*known: cuda, python, triton"):
+        kind_of(SimpleNamespace(kind="pallas", root=Path("exercises/x")))
 
 
 def test_the_emulator_checks_are_available_to_the_cuda_kind():
@@ -192,3 +194,17 @@ def test_a_third_kind_flows_through_list_profile_validate_conventions_and_both_b
     written = CliRunner().invoke(main, ["student", str(lesson), "--out", str(tmp_path / "handout")])
     assert written.exit_code == 0, written.output
     assert triton.calls.count("student_bundle") == 1 and (tmp_path / "handout" / "lesson_numpy").is_dir()
+
+
+def test_the_triton_kind_states_its_facts_and_texts(root, tmp_path):
+    from grader.staff import gradescope
+
+    ex = exercise_module.load(root / "exercises" / "triton_vector_add")
+    kind = kind_of(ex)
+    assert kind.traits == KindTraits(suffix=".py", python_source=True, on_gpu=False, sized=True, profiled=False)
+    assert kind.summary(ex).startswith("Triton kernel, launcher add(x, y, out, n): correctness 50")
+    zipped = gradescope.build_bundle(ex.root, tmp_path / "ag.zip")
+    with zipfile.ZipFile(zipped.path) as zf:
+        readme = zf.read("README.md").decode()
+        assert "submission.py" in readme and "download.pytorch.org/whl/cpu" in readme
+        assert "reference/triton_vector_add/solution.py" in zf.namelist()

@@ -6,8 +6,9 @@ from ..exercise import Exercise
 from .base import Kind
 from .cuda import CudaKind
 from .python import PythonKind
+from .triton import TritonKind
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (CudaKind(), PythonKind())}
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (CudaKind(), PythonKind(), TritonKind())}
 
 
 def kind_of(exercise: Exercise) -> Kind:

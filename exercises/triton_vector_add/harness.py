@@ -1,0 +1,11 @@
+"""Inputs and the float64 reference of triton_vector_add."""
+import numpy as np
+
+
+def make_inputs(sizes, rng):
+    n = sizes["n"]
+    return {"x": rng.uniform(-1, 1, n).astype(np.float32), "y": rng.uniform(-1, 1, n).astype(np.float32)}
+
+
+def reference(inputs, sizes):
+    return {"out": inputs["x"].astype(np.float64) + inputs["y"].astype(np.float64)}

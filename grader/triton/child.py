@@ -1,0 +1,214 @@
+"""The child that runs a Triton submission on the CPU: Triton's interpreter, watched, in the jail.
+
+Copied as tritonworker.py, with watch.py as tritonwatch.py and grader/pyexercise/values.py as
+pyvalues.py, into a jail folder (grader/triton/sandbox.py, the parent's side) and started there as
+`python -I -S -B tritonworker.py` with TRITON_INTERPRET=1. It must not import the grader.
+
+Protocol, as the Python kind's worker: JSON lines on copies of fds 0 and 1 made before the student's
+code loads (its prints go to stderr). The setup ({"submission", "launcher", "site", "audit"}) is
+answered with {"loaded", "defined"} (or an error and its line). Each case after it ({"id", "params",
+"guard", "repeat"}) is answered with {"id", "ok", "buffers", "trace"}: every tensor's whole storage
+(its guard regions included) after each launch, and the watch's record. The grader compares; nothing
+here judges.
+
+params: [{"name", "role": "in"|"out"|"int"|"float", "dtype", "shape", "value"}]: tensors are made
+here, each inside a storage `guard` elements longer at both ends, the guard (and every output) filled
+with NaN (floats) or a poison pattern (integers); integers and floats are passed as they are. The
+launcher is called with the params in the spec's order: launcher(x, y, out, n).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+
+# The student's module is hostile Python: what a launcher computing with tensors never needs.
+FORBIDDEN_MODULES = frozenset({
+    "socket", "_socket", "ssl", "_ssl", "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing",
+    "ctypes", "_ctypes", "cffi", "pty", "urllib.request", "http.client", "ftplib", "smtplib", "telnetlib",
+    "asyncio", "concurrent.futures.process", "resource", "mmap", "fcntl", "pip",
+})
+_BLOCKED_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
+                   "socket.", "os.kill", "os.killpg", "os.setuid", "pty.spawn", "sys.addaudithook", "signal.",
+                   "os.chroot", "os.startfile", "shutil.rmtree", "os.link", "os.symlink")
+_WRITE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime")
+INT_POISON = -0x5A5A5A5B
+
+
+class Refused(Exception):
+    """What the audit hook raises: the submission tried something grading does not allow."""
+
+
+def main() -> int:
+    proto_in = os.fdopen(os.dup(0), "rb")
+    proto_out = os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    sys.stdout = os.fdopen(1, "w", buffering=1, errors="replace", closefd=False)
+    setup = json.loads(proto_in.readline())
+    sys.setrecursionlimit(3000)
+    here = os.path.realpath(os.getcwd())
+    site = setup.get("site") or here
+    sys.path[:0] = [here, site]
+
+    def send(doc: dict) -> None:
+        proto_out.write(json.dumps(doc, allow_nan=False).encode() + b"\n")
+        proto_out.flush()
+
+    try:
+        import numpy
+        import torch
+        import triton
+        import triton.runtime.interpreter as interpreter
+        import pyvalues
+        import tritonwatch
+    except BaseException as exc:  # noqa: BLE001 - the grader's environment, not the student
+        send({"loaded": False, "fault": f"the grading environment cannot import Triton: {type(exc).__name__}: {exc}"})
+        return 0
+    torch.set_num_threads(1)
+    watch = tritonwatch.Watch(setup["submission"])
+    try:
+        watch.install(interpreter)
+    except tritonwatch.HookMissing as exc:
+        send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
+        return 0
+    for name in list(sys.modules):
+        if name in FORBIDDEN_MODULES or name.split(".")[0] in FORBIDDEN_MODULES:
+            del sys.modules[name]  # loaded for torch; importing them again is refused to the student
+    readable = [here, site, os.path.dirname(os.path.realpath(os.__file__))]
+    readable += [os.path.dirname(os.path.realpath(m.__file__)) for m in (numpy, torch, triton)]
+    if setup.get("audit", True):
+        _install_hook(here, readable)
+    try:
+        student = _load("submission", setup["submission"])
+    except BaseException as exc:  # noqa: BLE001 - the student's, reported
+        send({"loaded": False, "error": _why(exc), "line": _student_line(exc, setup["submission"])})
+        return 0
+    launcher = setup["launcher"]
+    send({"loaded": True, "defined": {launcher: callable(getattr(student, launcher, None))}})
+    while True:
+        line = proto_in.readline()
+        if not line:
+            return 0
+        request = json.loads(line)
+        try:
+            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues)
+        except BaseException as exc:  # noqa: BLE001 - the student's launcher or kernel raised
+            reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": _student_line(exc, setup["submission"]),
+                     "trace": watch.summary()}
+        watch.reset()
+        send(reply)
+
+
+def _case(request: dict, launcher, watch, torch, numpy, pyvalues) -> dict:
+    guard = int(request.get("guard", 64))
+    storages, args = {}, []
+    watch.__init__(watch.source_file)  # a fresh record per case
+    for p in request["params"]:
+        if p["role"] in ("int", "float"):
+            args.append(int(p["value"]) if p["role"] == "int" else float(p["value"]))
+            continue
+        dtype = getattr(torch, p["dtype"])
+        numel = 1
+        for d in p["shape"]:
+            numel *= int(d)
+        floating = dtype.is_floating_point
+        storage = torch.full((numel + 2 * guard,), float("nan") if floating else INT_POISON, dtype=dtype)
+        tensor = storage[guard:guard + numel].view(*p["shape"])
+        if p["role"] == "in":
+            value = pyvalues.decode(p["value"], {})
+            tensor.copy_(torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]))
+        watch.register(p["name"], storage.untyped_storage().data_ptr(), storage.numel() * storage.element_size(),
+                       tensor.data_ptr(), numel, storage.element_size(), p["role"] == "in")
+        storages[p["name"]] = storage
+        args.append(tensor)
+    snapshots = []
+    for launch in range(max(1, int(request.get("repeat", 1)))):
+        watch.count_traffic = launch == 0  # the traffic of one launch; findings from every launch
+        launcher(*args)
+        snapshots.append({name: pyvalues.encode(s.to(torch.float64).numpy() if s.dtype in (torch.float16, torch.bfloat16)
+                                                else s.numpy().copy()) for name, s in storages.items()})
+    return {"id": request["id"], "ok": True, "buffers": snapshots, "trace": watch.summary()}
+
+
+def _load(name: str, filename: str):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(os.getcwd(), filename))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({exc.code!r}); a launcher must return"
+    if isinstance(exc, RecursionError):
+        return "RecursionError: maximum recursion depth exceeded"
+    if isinstance(exc, SyntaxError):
+        return f"{type(exc).__name__}: {exc.msg}"
+    if isinstance(exc, MemoryError):
+        return "MemoryError: it needed more memory than grading allows"
+    cause = exc.__cause__ if type(exc).__name__ == "InterpreterError" and exc.__cause__ is not None else exc
+    text = "".join(ch if ch.isprintable() else "?" for ch in str(cause))[:300]
+    return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
+
+
+def _student_line(exc: BaseException, filename: str) -> int | None:
+    """The submission's innermost line in the exception's traceback (or its cause's: the interpreter
+    wraps a kernel's exception)."""
+    line = None
+    for e in (exc, exc.__cause__):
+        if e is None:
+            continue
+        for frame in traceback.extract_tb(e.__traceback__):
+            if os.path.basename(frame.filename) == filename:
+                line = frame.lineno
+    if line is None and isinstance(exc, SyntaxError) and os.path.basename(exc.filename or "") == filename:
+        line = exc.lineno
+    return line
+
+
+def _install_hook(here: str, readable: list[str]) -> None:
+    def inside(path, roots) -> bool:
+        try:
+            real = os.path.realpath(os.fsdecode(path)) if not isinstance(path, int) else None
+        except (TypeError, ValueError):
+            return False
+        if real is None:
+            return True
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
+
+    def hook(event: str, args: tuple) -> None:
+        if event == "import":
+            name = args[0] or ""
+            if name in FORBIDDEN_MODULES or name.split(".")[0] in FORBIDDEN_MODULES:
+                raise Refused(f"importing {name} is not allowed in a submission")
+        elif event == "open":
+            path, mode = args[0], args[1] if len(args) > 1 else "r"
+            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            if path is None or isinstance(path, int):
+                return
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool(
+                flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
+            if writing and not inside(path, [here]):
+                raise Refused("writing files outside the grading folder is not allowed")
+            if not writing and not inside(path, readable):
+                raise Refused("reading files outside the grading folder is not allowed")
+        elif event in ("os.listdir", "os.scandir"):
+            if args and args[0] is not None and not isinstance(args[0], int) and not inside(args[0], readable):
+                raise Refused("listing folders outside the grading folder is not allowed")
+        elif event.startswith(_WRITE_EVENTS):
+            if args and not inside(args[0], [here]):
+                raise Refused(f"{event} outside the grading folder is not allowed")
+        elif event.startswith(_BLOCKED_EVENTS):
+            raise Refused(f"{event} is not allowed in a submission")
+
+    sys.addaudithook(hook)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The parent's side of a Triton submission's child: the Python kind's jailed worker, lent torch and
+Triton, running grader/triton/child.py under TRITON_INTERPRET=1.
+
+The jail, the limits, the time shares, the channel and how a dead or hung child is reported are the
+Python kind's (grader.pyexercise.sandbox.Worker); what differs is what the child is lent (torch and
+Triton besides NumPy), its script, and the call: one case of tensors at a time (`run_case`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..pyexercise import values as pyvalues
+from ..pyexercise.sandbox import LoadOutcome, Worker
+from ..run.jail.launch import Cell, Jailed
+from ..run.jail.syscalls import SyscallPolicy
+from ..run.parent.sandbox import _CappedReader
+from ..run.parent.supervisor import child_limits
+
+_HERE = Path(__file__).resolve().parent
+_PYEXERCISE = _HERE.parent / "pyexercise"
+# torch and Triton import these at start-up; each is lent read-only, by name, as NumPy is.
+PACKAGES = ("numpy", "torch", "triton", "typing_extensions")
+OPTIONAL_PACKAGES = ("torchgen", "sympy", "mpmath", "filelock", "fsspec", "jinja2", "markupsafe", "networkx")
+# torch starts a thread of its own at import; nothing else a launcher needs may start processes or sockets.
+TRITON_SYSCALLS = SyscallPolicy(processes=False, threads=True, signals=False, unix_sockets=False)
+# torch reserves more address space than NumPy (its allocator, its libraries): the floor of the cap.
+MIN_ADDRESS_SPACE = 16 * 1024**3
+
+
+def available() -> str | None:
+    """Why the Triton CPU path cannot run here (a package missing), or None."""
+    missing = [p for p in ("torch", "triton") if importlib.util.find_spec(p) is None]
+    if missing:
+        return (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed for the grader's Python "
+                "(pip install 'kernel-grader[triton]'; docs/triton-exercises.md)")
+    return None
+
+
+def lent_packages() -> tuple[str, ...]:
+    """The packages the child is lent: the required ones and those of the optional ones installed."""
+    return PACKAGES + tuple(p for p in OPTIONAL_PACKAGES if importlib.util.find_spec(p) is not None)
+
+
+@dataclass(frozen=True)
+class CaseOutcome:
+    """One case: every tensor's whole storage after each launch, the watch's record, or an error."""
+
+    ok: bool
+    buffers: Sequence[Mapping[str, Any]] = ()
+    trace: Mapping[str, Any] = field(default_factory=dict)
+    error: str = ""
+    line: int | None = None
+    fault: bool = False  # the grader's own environment failed, not the submission
+
+
+class TritonWorker(Worker):
+    """One jailed child running one Triton submission under the interpreter; run_case() its launcher."""
+
+    def __init__(self, source: str, *, launcher: str, limits, hide: Sequence[Path] = (), audit: bool = True):
+        self.launcher = launcher
+        self.fault = ""
+        super().__init__(source, functions=(launcher,), public_files={}, limits=limits, hide=hide, audit=audit)
+
+    def _start(self) -> LoadOutcome:
+        seconds = max(1.0, self.deadline - time.monotonic())
+        limits = child_limits(self.limits, seconds)
+        if limits.address_space_bytes is not None:
+            limits = type(limits)(**{**limits.__dict__, "address_space_bytes": max(limits.address_space_bytes, MIN_ADDRESS_SPACE)})
+        cell = Cell(packages=lent_packages(), hidden=self.hide, syscalls=TRITON_SYSCALLS, limits=limits)
+        self.jail = jail = Jailed(cell, self.layers)
+        jail.write("submission.py", self.source)
+        jail.write("tritonworker.py", (_HERE / "child.py").read_text(encoding="utf-8"))
+        jail.write("tritonwatch.py", (_HERE / "watch.py").read_text(encoding="utf-8"))
+        jail.write("pyvalues.py", (_PYEXERCISE / "values.py").read_text(encoding="utf-8"))
+        env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
+               "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+               "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": f"{jail.folder_inside}/.triton",
+               "TORCHINDUCTOR_CACHE_DIR": f"{jail.folder_inside}/.inductor"}
+        self.proc = jail.popen([jail.python, "-I", "-S", "-B", "tritonworker.py"], env=env)
+        self.stderr = _CappedReader(self.proc.stderr, self.limits.output_bytes)
+        import queue
+        import threading
+
+        self.replies = queue.Queue()
+        threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
+        self._send({"submission": "submission.py", "launcher": self.launcher, "audit": self.audit,
+                    "site": jail.packages_inside})
+        first = self._reply()
+        if first is None:
+            return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
+        if first.get("fault"):
+            self.fault = str(first["fault"])[:500]
+            return LoadOutcome(False, error=self.fault)
+        if not first.get("loaded"):
+            return LoadOutcome(False, error=str(first.get("error", "it did not load"))[:500], line=_int(first.get("line")))
+        return LoadOutcome(True, {self.launcher: bool(first.get("defined", {}).get(self.launcher))})
+
+    def run_case(self, params: Sequence[Mapping[str, Any]], *, guard: int, repeat: int, timeout: float | None = None) -> CaseOutcome:
+        """Launch the student's launcher on one case's tensors (made in the child, guarded and poisoned)."""
+        fn = self.launcher
+        if not self.loaded.ok or self.dead:
+            return CaseOutcome(False, error=self.dead or self.loaded.error)
+        if not self.loaded.defined.get(fn):
+            return CaseOutcome(False, error=f"the submission does not define {fn}()")
+        if fn in self.hung:
+            return CaseOutcome(False, error=f"not run: an earlier launch of {fn}() did not finish in time")
+        self._next += 1
+        sent = [dict(p, value=pyvalues.encode(p["value"])) if p.get("role") == "in" else dict(p) for p in params]
+        self._send({"id": self._next, "params": sent, "guard": guard, "repeat": repeat})
+        reply = self._reply(timeout)
+        if reply is None:
+            if self.timed_out:
+                self.hung.add(fn)
+            return CaseOutcome(False, error=self.dead)
+        if reply.get("id") != self._next:
+            self._kill("its process answered out of turn (did the submission write to the grader's channel?)")
+            return CaseOutcome(False, error=self.dead)
+        trace = reply.get("trace") if isinstance(reply.get("trace"), dict) else {}
+        if not reply.get("ok"):
+            return CaseOutcome(False, trace=trace, error=str(reply.get("error", "it failed"))[:500], line=_int(reply.get("line")))
+        try:
+            buffers = [{k: pyvalues.decode(v, {}) for k, v in snap.items()} for snap in reply.get("buffers", [])]
+        except (pyvalues.NotAValue, ValueError, TypeError, AttributeError) as exc:
+            return CaseOutcome(False, error=f"its process sent back something the grader cannot read: {exc}")
+        return CaseOutcome(True, buffers=buffers, trace=trace)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+__all__ = ["TritonWorker", "CaseOutcome", "available", "lent_packages", "Jailed"]

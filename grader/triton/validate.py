@@ -1,0 +1,94 @@
+"""`grade validate` for a Triton exercise: the conventions, the reference scores full marks, the
+skeleton loads and fails correctness, every wrong/*.py fails the check category its `# expect:`
+header names (and only those its `# also:` header adds). Each file is graded through `grade`
+(grader.api.grade, handed down), as a student's file is."""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..exercise import Exercise
+from ..grading.validation import Validation
+from ..results import Report
+from ..spec import CATEGORIES
+from ..staff.expectation import read_expectation
+from .sandbox import available
+
+Grade = Callable[..., Report]
+
+
+def failing(report: Report) -> set[str]:
+    """Categories the report failed, leaving out checks that were only gated (not graded)."""
+    return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
+
+
+def gated_reason(report: Report, category: str) -> str:
+    """Why the check of `category` was not graded (gated behind an earlier failure), or ""."""
+    for t in report.tests:
+        if t.category == category and t.extra.get("gated"):
+            return (t.output.splitlines()[0] if t.output else "an earlier check failed").removeprefix("Not graded: ").rstrip(".")
+    return ""
+
+
+def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None], backend: str,
+             seed: int, progress: Callable[[str], None]) -> Validation:
+    """Every promise of a Triton exercise, one item each, graded on `backend` (the CPU path: "emu")."""
+    spec = exercise.spec
+    out = Validation(exercise.id, backend)
+    out.add(True, f"spec.toml is valid ({len(spec.params)} launcher parameters, {spec.max_score:g} points)")  # type: ignore[union-attr]
+    progress("conventions")
+    conventions(exercise, out)
+    missing = [c for c in spec.public_cases if c not in spec.hidden_cases]
+    if spec.hidden_cases:
+        out.add(not missing, "public sizes are among the hidden sizes" if not missing else f"public sizes missing from hidden: {missing}")
+    why = available()
+    if why:
+        out.add(False, f"cannot validate here: {why}")
+        return out
+    if not exercise.solution_path.is_file():
+        out.add(False, f"no reference solution at {exercise.solution_path}")
+        return out
+
+    def graded(path) -> Report:
+        return grade(exercise.root, path, backend=backend, seed=seed)
+
+    progress(exercise.solution_path.name)
+    ref = graded(exercise.solution_path)
+    bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
+    bad += [f"not graded: {n.reason}" for n in ref.not_run]
+    out.add(not bad and ref.score == ref.max_score, f"reference scores {ref.score:g} / {ref.max_score:g}"
+            + (": " + "; ".join(bad) if bad else ""))
+    if exercise.skeleton_path.is_file():
+        progress(exercise.skeleton_path.name)
+        skel = graded(exercise.skeleton_path)
+        loads = any(t.category == "compile" and t.passed for t in skel.tests)
+        wrong = "correctness" in failing(skel)
+        out.add(loads and wrong, "skeleton loads and fails correctness" if loads and wrong else
+                f"skeleton must load and fail correctness (loads: {loads}, fails correctness: {wrong})")
+    else:
+        out.add(False, f"no {exercise.skeleton_path.name}")
+    wrong_files = sorted((exercise.reference_dir / "wrong").glob("*.py"))
+    if not wrong_files:
+        out.add(False, "no wrong submissions in reference/<id>/wrong/")
+    for path in wrong_files:
+        exp = read_expectation(path)
+        if exp is None or exp.expect not in CATEGORIES:
+            out.add(False, f"wrong/{path.name}: first lines must say `# expect: <category>` (one of {', '.join(CATEGORIES)})")
+            continue
+        progress(f"wrong/{path.name}")
+        report = graded(path)
+        if report.not_run:
+            out.add(False, f"wrong/{path.name}: not graded ({report.not_run[0].reason})")
+            continue
+        failed = failing(report)
+        undeclared = failed - {exp.expect} - exp.also
+        gated = gated_reason(report, exp.expect)
+        if exp.expect in failed:
+            text = f"wrong/{path.name}: fails {exp.expect}"
+        elif gated:
+            text = f"wrong/{path.name}: should fail {exp.expect}, but {exp.expect} was not graded (gated: {gated})"
+        else:
+            text = f"wrong/{path.name}: should fail {exp.expect} but passed it"
+        if undeclared:
+            text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `# also:`)"
+        out.add(exp.expect in failed and not undeclared, text)
+    return out

@@ -1,0 +1,338 @@
+"""Watching a Triton kernel's memory in the interpreter (TRITON_INTERPRET=1): every tl.load and tl.store.
+
+Copied, unchanged, into the jailed child's folder as tritonwatch.py (it imports only the standard
+library and NumPy; Triton is handed in by the caller), and importable in the grader for tests.
+
+The hook is the narrowest one the interpreter offers: its builder's create_masked_load and
+create_masked_store (tl.load and tl.store without a mask reach them too, through create_load and
+create_store), and GridExecutor.__call__ for what a launch passes (the arguments, num_warps). Each
+access is seen as Triton's interpreter sees it: a block of 64-bit addresses, a mask, the program id.
+For every active lane the watch finds the buffer the address falls in:
+
+- inside its tensor: fine (a load of an element nobody has written yet is recorded);
+- in a tensor's guard region (the poisoned slack the grader allocates around it), or in no buffer at
+  all: an out-of-bounds lane, with the tensor, the element offset, the program and the source line.
+  A lane in no buffer is masked off before the interpreter touches memory: it would read or write
+  the child's own heap;
+- an address not a multiple of the element's size: misaligned.
+
+And the sectors (32 bytes) each access costs, as the compiled kernel's warps would issue it
+(see `warp_sectors` and docs/emulator.md, "Triton traffic").
+"""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SECTOR = 32
+WARP = 32
+DEFAULT_WARPS = 4
+MAX_FINDINGS = 20
+VECTOR_BYTES = 16  # the widest global access one thread issues (128 bits)
+DIVISIBILITY = 16  # Triton specialises integer arguments and pointers divisible by 16 ("tt.divisibility=16")
+
+
+class HookMissing(RuntimeError):
+    """The installed Triton has no hook point this watch knows: the grader's fault, not the student's."""
+
+
+@dataclass
+class Buffer:
+    """One guarded allocation: the tensor lies at [start, end) inside the storage [lo, hi)."""
+
+    name: str
+    lo: int
+    hi: int
+    start: int
+    end: int
+    itemsize: int
+    written: np.ndarray  # per element of the tensor: holds a value (an input, or stored by the kernel)
+
+
+@dataclass
+class LaunchInfo:
+    """What the launch passed that decides the compiled layout."""
+
+    kernel: str = ""
+    num_warps: int = DEFAULT_WARPS
+    aligned_ints: bool = True  # every non-constexpr integer argument divisible by 16
+
+
+@dataclass
+class LineTraffic:
+    """The traffic of one source line's loads or stores, summed over programs."""
+
+    requests: int = 0
+    sectors: int = 0
+    distinct: set = field(default_factory=set)
+    programs: set = field(default_factory=set)
+    vector: int = 0
+
+
+def layout(numel: int, itemsize: int, num_warps: int, contiguous: int, aligned: bool) -> tuple[int, int, int]:
+    """(size per thread, vector width, threads) of a block of `numel` lanes, as Triton lays it out.
+
+    size per thread: the contiguous lanes one thread holds: at most 16 bytes' worth, at most the
+    contiguity of the addresses, at most numel / threads (and at least 1). Vector width: the size
+    per thread when Triton can prove alignment (pointers and integer arguments divisible by 16),
+    else 1 (each lane its own instruction)."""
+    threads = WARP * num_warps
+    per_thread = max(1, min(VECTOR_BYTES // itemsize, contiguous, numel // threads if numel >= threads else 1))
+    per_thread = 1 << (per_thread.bit_length() - 1)  # a power of two
+    return per_thread, (per_thread if aligned else 1), threads
+
+
+def warp_sectors(addresses: np.ndarray, active: np.ndarray, itemsize: int, num_warps: int, aligned: bool,
+                 contiguous: int) -> tuple[int, int, int]:
+    """(requests, sectors, vector width) of one program's access to the flat lanes `addresses`.
+
+    Thread t holds lanes [t*spt + r*spt*threads, +spt) for each repeat r; one instruction per
+    (repeat, vector step) per warp: a warp's request covers the sectors its 32 threads' active lanes
+    of that step touch. A block smaller than the program's threads wraps onto the spare threads,
+    which repeat lanes and issue their loads too."""
+    n = addresses.size
+    if n == 0:
+        return 0, 0, 1
+    spt, vec, threads = layout(n, itemsize, num_warps, contiguous, aligned)
+    span = spt * threads
+    repeats = max(1, -(-n // span))
+    r, t, k = np.meshgrid(np.arange(repeats), np.arange(threads), np.arange(spt), indexing="ij")
+    lane = (r * span + t * spt + k).ravel()
+    r, t, k = r.ravel(), t.ravel(), k.ravel()
+    keep = lane < n if n >= span else np.ones(lane.size, dtype=bool)
+    lane = lane % n
+    keep &= active[lane]
+    lane, r, t, k = lane[keep], r[keep], t[keep], k[keep]
+    if lane.size == 0:
+        return 0, 0, vec
+    instruction = (r * (spt // vec) + k // vec) * num_warps + t // WARP
+    a = addresses[lane].astype(np.int64)
+    pairs = np.concatenate([np.stack([instruction, a // SECTOR], 1), np.stack([instruction, (a + itemsize - 1) // SECTOR], 1)])
+    pairs = np.unique(pairs, axis=0)
+    return int(np.unique(instruction).size), int(pairs.shape[0]), vec
+
+
+def contiguity(addresses: np.ndarray, itemsize: int) -> int:
+    """The longest power-of-two run of consecutive elements every aligned group of the block shows
+    (as Triton's axis analysis proves for arange-based offsets): 1 for gathers and strided blocks."""
+    flat = addresses.astype(np.int64)
+    best = 1
+    size = 2
+    while size <= VECTOR_BYTES // itemsize and size <= flat.size and flat.size % size == 0:
+        groups = flat.reshape(-1, size)
+        if not np.all(np.diff(groups, axis=1) == itemsize):
+            break
+        best = size
+        size *= 2
+    return best
+
+
+class Watch:
+    """The record of one submission's launches: findings and traffic, keyed by the student's lines."""
+
+    def __init__(self, source_file: str):
+        self.source_file = source_file
+        self.buffers: list[Buffer] = []
+        self.launch = LaunchInfo()
+        self.launches: list[str] = []
+        self.out_of_bounds: list[dict] = []
+        self.misaligned: list[dict] = []
+        self.uninitialised: list[dict] = []
+        self.counts = {"out_of_bounds": 0, "misaligned": 0, "uninitialised": 0, "outside_every_buffer": 0}
+        self.traffic: dict[tuple[str, str, int], LineTraffic] = {}
+        self.accesses = 0
+        self.count_traffic = True
+
+    # -- buffers --------------------------------------------------------------------------------
+
+    def register(self, name: str, storage_ptr: int, storage_bytes: int, data_ptr: int, numel: int, itemsize: int,
+                 written: bool) -> None:
+        """A guarded tensor: its storage and where the tensor lies in it; `written` for inputs."""
+        self.buffers.append(Buffer(name, storage_ptr, storage_ptr + storage_bytes, data_ptr, data_ptr + numel * itemsize,
+                                   itemsize, np.full(numel, written, dtype=bool)))
+
+    def reset(self) -> None:
+        """Forget the buffers (the next case allocates its own), keep the findings."""
+        self.buffers = []
+
+    # -- the hooks -------------------------------------------------------------------------------
+
+    def install(self, interpreter: Any) -> None:
+        """Wrap the interpreter's masked load and store and its launch; HookMissing if they are gone."""
+        builder = getattr(interpreter, "InterpreterBuilder", None)
+        executor = getattr(interpreter, "GridExecutor", None)
+        needed = ("create_masked_load", "create_masked_store")
+        if builder is None or executor is None or not all(hasattr(builder, n) for n in needed) \
+                or not hasattr(executor, "__call__"):
+            raise HookMissing("this Triton's interpreter has no InterpreterBuilder.create_masked_load/"
+                              "create_masked_store or GridExecutor: the grader does not know how to watch its memory")
+        watch = self
+        load, store, call = builder.create_masked_load, builder.create_masked_store, executor.__call__
+
+        def masked_load(self, ptrs, mask, other, *rest, **kw):
+            mask = watch.access("load", ptrs, mask, interpreter)
+            return load(self, ptrs, mask, other, *rest, **kw)
+
+        def masked_store(self, ptrs, value, mask, *rest, **kw):
+            mask = watch.access("store", ptrs, mask, interpreter)
+            return store(self, ptrs, value, mask, *rest, **kw)
+
+        def launch(self, *args, **kwargs):
+            watch.begin(self, args, kwargs)
+            return call(self, *args, **kwargs)
+
+        builder.create_masked_load, builder.create_masked_store, executor.__call__ = masked_load, masked_store, launch
+
+    def begin(self, executor: Any, args: tuple, kwargs: dict) -> None:
+        """A launch: the kernel's name, num_warps and whether its integer arguments are divisible by 16."""
+        fn = getattr(executor, "fn", None)
+        names = list(getattr(executor, "arg_names", ()) or ())
+        constexprs = set(getattr(executor, "constexprs", ()) or ())
+        values = dict(zip(names, args))
+        values.update({k: v for k, v in kwargs.items() if k in names})
+        ints = [v for k, v in values.items() if k not in constexprs and isinstance(v, int) and not isinstance(v, bool)]
+        warps = kwargs.get("num_warps", DEFAULT_WARPS)
+        self.launch = LaunchInfo(kernel=getattr(fn, "__name__", "kernel"),
+                                 num_warps=warps if isinstance(warps, int) and 0 < warps <= 32 else DEFAULT_WARPS,
+                                 aligned_ints=all(v % DIVISIBILITY == 0 for v in ints))
+        self.launches.append(self.launch.kernel)
+
+    def _line(self) -> int:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename.endswith(self.source_file):
+                return frame.f_lineno
+            frame = frame.f_back
+        return 0
+
+    def access(self, kind: str, ptrs: Any, mask: Any, interpreter: Any) -> Any:
+        """Record one load or store; return the mask with the lanes that hit no buffer switched off."""
+        self.accesses += 1
+        addresses = np.asarray(ptrs.data).astype(np.uint64)
+        on = np.broadcast_to(np.asarray(mask.data).astype(bool), addresses.shape)
+        flat, active = addresses.ravel(), on.ravel()
+        itemsize = _itemsize(ptrs)
+        line = self._line()
+        program = tuple(int(v) for v in getattr(interpreter.interpreter_builder, "grid_idx", (0, 0, 0)))
+        safe = active.copy()
+        where = np.full(flat.size, -1)
+        for i, b in enumerate(self.buffers):
+            inside = (flat >= b.lo) & (flat < b.hi)
+            where[inside] = i
+        lanes = np.nonzero(active)[0]
+        # The tensor an access belongs to: the one its first active lane falls in (a pointer plus
+        # offsets; lanes that run past it are reported against it, wherever they land).
+        owner = int(where[lanes[0]]) if lanes.size and where[lanes[0]] >= 0 else -1
+        lost = lanes[where[lanes] < 0]
+        if lost.size:
+            self.counts["outside_every_buffer"] += int(lost.size)
+        safe[where < 0] = False
+        misaligned = lanes[(flat[lanes] % np.uint64(itemsize)) != 0]
+        if misaligned.size:
+            self.counts["misaligned"] += int(misaligned.size)
+            if len(self.misaligned) < MAX_FINDINGS:
+                self.misaligned.append({"kind": kind, "address_mod": int(flat[misaligned[0]] % np.uint64(itemsize)),
+                                        "itemsize": itemsize, "program": program, "line": line, "lanes": int(misaligned.size)})
+            safe[misaligned] = False  # the interpreter would read across two elements
+        if owner >= 0:
+            b = self.buffers[owner]
+            a = flat[lanes].astype(np.int64)
+            outside = (a < b.start) | (a >= b.end)
+            if outside.any():
+                n_out = int(np.count_nonzero(outside))
+                self.counts["out_of_bounds"] += n_out
+                self._oob(kind, b, int(a[outside][0]), program, line, n_out)
+        elif lanes.size:
+            self.counts["out_of_bounds"] += int(lanes.size)
+            self._oob(kind, None, int(flat[lanes[0]]), program, line, int(lanes.size))
+        for i, b in enumerate(self.buffers):
+            mine = lanes[where[lanes] == i]
+            if mine.size == 0:
+                continue
+            a = flat[mine].astype(np.int64)
+            outside = (a < b.start) | (a >= b.end)
+            inside = a[~outside & ((a - b.start) % b.itemsize == 0)]
+            index = (inside - b.start) // b.itemsize
+            if kind == "store":
+                b.written[index] = True
+            else:
+                never = index[~b.written[index]]
+                if never.size:
+                    self.counts["uninitialised"] += int(never.size)
+                    if len(self.uninitialised) < MAX_FINDINGS:
+                        self.uninitialised.append({"tensor": b.name, "offset": int(never[0]), "program": program,
+                                                   "line": line, "lanes": int(never.size)})
+        if not self.count_traffic:
+            return self._masked(mask, safe, active, on)
+        requests, sectors, vec = warp_sectors(flat, active, itemsize, self.launch.num_warps,
+                                              self.launch.aligned_ints and _aligned_groups(flat, itemsize),
+                                              contiguity(flat, itemsize))
+        key = (self.launch.kernel, kind, line)
+        t = self.traffic.setdefault(key, LineTraffic())
+        t.requests += requests
+        t.sectors += sectors
+        t.vector = max(t.vector, vec)
+        t.distinct.update((flat[active].astype(np.int64) // SECTOR).tolist())
+        t.programs.add(program)
+        return self._masked(mask, safe, active, on)
+
+    @staticmethod
+    def _masked(mask: Any, safe: np.ndarray, active: np.ndarray, on: np.ndarray) -> Any:
+        if np.array_equal(safe, active):
+            return mask
+        return type(mask)(safe.reshape(on.shape), mask.dtype) if _is_handle(mask) else mask
+
+    def _oob(self, kind: str, buffer: Buffer | None, address: int, program: tuple, line: int, lanes: int) -> None:
+        if len(self.out_of_bounds) >= MAX_FINDINGS:
+            return
+        if buffer is None:
+            nearest = min(self.buffers, key=lambda b: min(abs(address - b.start), abs(address - b.end)), default=None)
+            if nearest is None:
+                self.out_of_bounds.append({"kind": kind, "tensor": None, "offset": None, "program": program, "line": line,
+                                           "lanes": lanes})
+                return
+            buffer = nearest
+        offset = (address - buffer.start) // buffer.itemsize
+        self.out_of_bounds.append({"kind": kind, "tensor": buffer.name, "offset": int(offset),
+                                   "numel": int((buffer.end - buffer.start) // buffer.itemsize), "program": program,
+                                   "line": line, "lanes": lanes})
+
+    # -- the summary ------------------------------------------------------------------------------
+
+    def summary(self) -> dict:
+        """What the grader reads: findings (capped) and counts, the traffic per kernel, kind and line."""
+        return {
+            "launches": list(self.launches),
+            "accesses": self.accesses,
+            "counts": dict(self.counts),
+            "out_of_bounds": self.out_of_bounds,
+            "misaligned": self.misaligned,
+            "uninitialised": self.uninitialised,
+            "traffic": [{"kernel": k, "kind": kind, "line": line, "requests": t.requests, "sectors": t.sectors,
+                         "distinct": len(t.distinct), "programs": len(t.programs), "vector": t.vector}
+                        for (k, kind, line), t in sorted(self.traffic.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))],
+        }
+
+
+def _aligned_groups(flat: np.ndarray, itemsize: int) -> bool:
+    """Pointers aligned as Triton's divisibility=16 specialisation proves: every lane's address a
+    multiple of its size, and the block's first address 16-byte aligned."""
+    if flat.size == 0:
+        return True
+    return bool(int(flat[0]) % DIVISIBILITY == 0 and np.all(flat % np.uint64(itemsize) == 0))
+
+
+def _itemsize(ptrs: Any) -> int:
+    try:
+        element = ptrs.get_element_ty()
+        bits = getattr(element, "primitive_bitwidth", None) or getattr(element, "bitwidth", None)
+        return max(1, int(bits) // 8)
+    except Exception:  # noqa: BLE001 - a Triton without these names: assume 4-byte elements
+        return 4
+
+
+def _is_handle(mask: Any) -> bool:
+    return hasattr(mask, "data") and hasattr(mask, "dtype")

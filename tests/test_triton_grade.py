@@ -1,0 +1,86 @@
+"""The Triton kind end to end on the CPU path: the jailed child, the judged cases, the hostile checks.
+
+Each grading starts a jailed Python that imports torch and Triton (about 2 s here): slow."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader import api
+
+pytest.importorskip("torch")
+pytest.importorskip("triton")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parent.parent
+EXERCISE = ROOT / "exercises" / "triton_vector_add"
+KERNEL = (ROOT / "reference" / "triton_vector_add" / "solution.py").read_text()
+
+
+def graded(tmp_path, source: str, name: str = "sub.py"):
+    path = tmp_path / name
+    path.write_text(source)
+    return api.grade(EXERCISE, path, seed=1)
+
+
+def by_category(report):
+    out = {}
+    for t in report.tests:
+        out.setdefault(t.category, []).append(t)
+    return out
+
+
+def test_the_reference_scores_full_marks_in_the_shared_results_shape(tmp_path):
+    report = graded(tmp_path, KERNEL)
+    assert report.score == report.max_score == 100
+    doc = report.to_json() if hasattr(report, "to_json") else None
+    names = [t.name for t in report.tests]
+    assert "Loads" in names and any("Memory traffic" in n for n in names)
+    if doc is not None:
+        assert {"name", "score", "max_score", "output"} <= set(doc["tests"][0])
+
+
+def test_an_unmasked_store_names_the_tensor_offset_program_and_line(tmp_path):
+    source = KERNEL.replace("tl.store(out_ptr + offsets, x + y, mask=mask)", "tl.store(out_ptr + offsets, x + y)")
+    safety = by_category(graded(tmp_path, source))["memory-safety"][0]
+    assert not safety.passed
+    assert "an unmasked store of out[1000] (it has 1000 elements) by program 3" in safety.output
+    assert "sub.py:12" in safety.output
+
+
+@pytest.mark.parametrize("hostile, words", [
+    ("import subprocess\nsubprocess.run(['id'])\n", "not allowed"),
+    ("open('/etc/hostname').read()\n", "not allowed"),
+    ("import os\nos.system('true')\n", "not allowed"),
+    ("import ctypes\n", "not allowed"),
+    ("import grader\n", "No module named"),
+])
+def test_hostile_module_code_does_not_load(tmp_path, hostile, words):
+    report = graded(tmp_path, hostile + KERNEL)
+    load = report.tests[0]
+    assert not load.passed and words in load.output
+    assert report.score == 0
+
+
+def test_a_launcher_that_never_returns_is_stopped_at_its_time_limit(tmp_path):
+    source = KERNEL.replace("    BLOCK = 256\n", "    BLOCK = 256\n    while True:\n        pass\n")
+    report = graded(tmp_path, source)
+    correctness = by_category(report)["correctness"][0]
+    assert not correctness.passed and "time limit" in correctness.output
+
+
+def test_a_kernel_that_peeks_at_the_grader_through_torch_finds_nothing(tmp_path):
+    # torch.load and friends open files through Python's open: refused outside the jail's folder.
+    source = "import torch\ntorch.load('/work/main/pyproject.toml')\n" + KERNEL
+    report = graded(tmp_path, source)
+    assert not report.tests[0].passed
+
+
+def test_a_gpu_asked_for_is_graded_on_the_cpu_path_and_says_so(tmp_path):
+    path = tmp_path / "sub.py"
+    path.write_text(KERNEL)
+    report = api.grade(EXERCISE, path, backend="gpu", seed=1)
+    assert report.score == report.max_score and report.backend == "emu"
+    assert any("GPU path is not built yet" in n for n in report.notes)
+    assert not any("GPU" in n for n in api.grade(EXERCISE, path, backend="emu", seed=1).notes)

@@ -1,0 +1,156 @@
+"""grader.triton.watch: the interpreter's loads and stores, watched in this process (no jail: fast).
+
+One test per rule of the traffic model in docs/emulator.md ("Triton traffic"), with the H200's
+measured counts of the lesson's vector add (issue 34) as the expected numbers."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+from grader.triton import watch as watch_module
+from grader.triton.watch import HookMissing, Watch, layout, warp_sectors
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+os.environ.setdefault("TRITON_INTERPRET", "1")
+if os.environ["TRITON_INTERPRET"] != "1":
+    pytest.skip("the interpreter was not asked for", allow_module_level=True)
+
+import triton.language as tl  # noqa: E402
+import triton.runtime.interpreter as interpreter  # noqa: E402
+
+GUARD = 64
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m) + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+@triton.jit
+def unmasked_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + tl.load(y_ptr + offs))
+
+
+@triton.jit
+def read_out_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(out_ptr + offs, mask=m) + tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+@pytest.fixture(scope="module")
+def watch():
+    w = Watch(os.path.basename(__file__))
+    saved = (interpreter.InterpreterBuilder.create_masked_load, interpreter.InterpreterBuilder.create_masked_store,
+             interpreter.GridExecutor.__call__)
+    w.install(interpreter)
+    yield w
+    (interpreter.InterpreterBuilder.create_masked_load, interpreter.InterpreterBuilder.create_masked_store,
+     interpreter.GridExecutor.__call__) = saved
+
+
+def run(watch, kernel, n, block=256, num_warps=None):
+    watch.__init__(watch.source_file)
+    tensors = []
+    for name in ("x", "y", "out"):
+        storage = torch.full((n + 2 * GUARD,), float("nan"))
+        t = storage[GUARD:GUARD + n]
+        if name != "out":
+            t.copy_(torch.rand(n))
+        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
+        tensors.append(t)
+    extra = {"num_warps": num_warps} if num_warps else {}
+    kernel[(triton.cdiv(n, block),)](*tensors, n, BLOCK=block, **extra)
+    return watch.summary(), tensors
+
+
+def totals(summary, kind):
+    rows = [r for r in summary["traffic"] if r["kind"] == kind]
+    return sum(r["requests"] for r in rows), sum(r["sectors"] for r in rows), sum(r["distinct"] for r in rows)
+
+
+def test_without_divisibility_by_16_each_thread_issues_its_two_elements_apart(watch):
+    # H200, n = 1000: 500 load sectors, 250 store sectors, 64 load requests (twice the distinct 250 and 125).
+    summary, _ = run(watch, add_kernel, 1000)
+    assert totals(summary, "load") == (64, 500, 250)
+    assert totals(summary, "store")[1:] == (250, 125)
+    assert {r["vector"] for r in summary["traffic"]} == {1}
+
+
+def test_with_divisibility_by_16_the_pair_is_one_vector_and_sectors_are_the_distinct_ones(watch):
+    # H200, n = 4096: 1,024 load sectors, exactly the distinct ones.
+    summary, _ = run(watch, add_kernel, 4096)
+    requests, sectors, distinct = totals(summary, "load")
+    assert sectors == distinct == 1024
+    assert {r["vector"] for r in summary["traffic"]} == {2}
+
+
+def test_elements_per_thread_follow_the_block_and_the_warps():
+    assert layout(256, 4, 4, 4, True)[:2] == (2, 2)   # 256 lanes over 128 threads
+    assert layout(1024, 4, 4, 4, True)[:2] == (4, 4)  # capped at 16 bytes a thread
+    assert layout(1024, 4, 8, 4, True)[:2] == (4, 4)
+    assert layout(256, 4, 8, 4, True)[:2] == (1, 1)   # 256 lanes over 256 threads
+    assert layout(256, 2, 4, 8, True)[:2] == (2, 2)   # fp16: 8 fit in 16 bytes, 2 a thread here
+    assert layout(256, 4, 4, 1, True)[:2] == (1, 1)   # a gather: no contiguity, no vector
+
+
+def test_num_warps_passed_at_launch_changes_the_requests(watch):
+    four, _ = run(watch, add_kernel, 4096, num_warps=4)
+    eight, _ = run(watch, add_kernel, 4096, num_warps=8)
+    assert totals(four, "load")[0] == 16 * 4 * 2  # 16 programs x 4 warps x 2 loads, one v2 instruction each
+    assert totals(eight, "load")[0] == 16 * 8 * 2  # 256 threads hold 256 lanes: one scalar instruction per warp
+
+
+def test_a_block_smaller_than_the_threads_repeats_its_lanes_on_the_spare_warps():
+    addresses = np.arange(64, dtype=np.uint64) * 4 + 4096
+    requests, sectors, _ = warp_sectors(addresses, np.ones(64, bool), 4, 4, True, 4)
+    assert (requests, sectors) == (4, 16)  # 64 lanes, 2 warps' worth, issued by all 4 warps
+
+
+def test_a_misaligned_base_is_counted_in_the_sectors_each_lane_straddles():
+    addresses = np.arange(32, dtype=np.uint64) * 4 + 4096 + 2
+    requests, sectors, _ = warp_sectors(addresses, np.ones(32, bool), 4, 1, False, 1)
+    assert (requests, sectors) == (1, 5)
+
+
+def test_an_unmasked_lane_past_a_tensor_names_the_tensor_offset_program_and_line(watch):
+    summary, _ = run(watch, unmasked_kernel, 1000)
+    first = summary["out_of_bounds"][0]
+    assert (first["tensor"], first["offset"], first["program"], first["kind"]) == ("x", 1000, (3, 0, 0), "load")
+    assert first["line"] == unmasked_kernel.fn.__code__.co_firstlineno + 4
+    assert summary["counts"]["out_of_bounds"] > 0
+
+
+def test_lanes_outside_every_buffer_are_switched_off_before_the_interpreter_touches_memory(watch):
+    summary, tensors = run(watch, unmasked_kernel, 31)  # 225 lanes past 31 elements, guard 64
+    assert summary["counts"]["outside_every_buffer"] > 0
+    assert torch.allclose(tensors[2], tensors[0] + tensors[1])
+
+
+def test_a_load_of_an_output_never_written_is_reported(watch):
+    summary, _ = run(watch, read_out_kernel, 300)
+    assert summary["uninitialised"] and summary["uninitialised"][0]["tensor"] == "out"
+
+
+def test_a_correct_kernel_has_no_findings(watch):
+    summary, tensors = run(watch, add_kernel, 4099)
+    assert summary["counts"] == {"out_of_bounds": 0, "misaligned": 0, "uninitialised": 0, "outside_every_buffer": 0}
+    assert torch.equal(tensors[2], tensors[0] + tensors[1])
+
+
+def test_a_triton_without_the_hook_points_is_the_graders_fault():
+    class Bare:
+        InterpreterBuilder = type("InterpreterBuilder", (), {})
+        GridExecutor = type("GridExecutor", (), {})
+
+    with pytest.raises(HookMissing, match="grader does not know"):
+        Watch("x.py").install(Bare)
+    assert watch_module.DIVISIBILITY == 16
