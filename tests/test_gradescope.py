@@ -151,3 +151,26 @@ def test_a_course_secret_travels_in_the_bundle(level2, tmp_path, monkeypatch):
     out = gradescope.build_bundle(level2, tmp_path / "ag.zip").path
     with zipfile.ZipFile(out) as zf:
         assert json.loads(zf.read("bundle.json"))["secret"] == "s3cret"
+
+
+def test_a_kinds_requirements_are_installed_before_the_grader_in_every_image():
+    """A Triton exercise's images install CPU torch and Triton (KindTraits.requires) before the
+    grader; a CUDA exercise's install nothing beyond the grader."""
+    from grader.exercise import load
+    from grader.staff.gradescope import kind_installs
+
+    root = Path(__file__).resolve().parent.parent
+    triton = load(root / "exercises" / "triton_vector_add")
+    lines = kind_installs(triton, "PIP").splitlines()
+    assert lines == ["PIP torch --index-url https://download.pytorch.org/whl/cpu", "PIP triton"]
+    assert kind_installs(load(root / "exercises" / "level2"), "PIP") == ""
+
+
+
+def test_a_triton_bundles_setup_installs_cpu_torch_and_triton_before_the_grader(tmp_path):
+    root = Path(__file__).resolve().parent.parent
+    gradescope.build_bundle(root / "exercises" / "triton_vector_add", tmp_path / "tva.zip")
+    setup = zipfile.ZipFile(tmp_path / "tva.zip").read("setup.sh").decode()
+    torch_at = setup.index('-m pip install torch --index-url https://download.pytorch.org/whl/cpu')
+    assert torch_at < setup.index("-m pip install triton") < setup.index('-m pip install "$SOURCE/kernel-grader"')
+    assert "@REQUIRES@" not in setup

@@ -201,7 +201,8 @@ def test_the_triton_kind_states_its_facts_and_texts(root, tmp_path):
 
     ex = exercise_module.load(root / "exercises" / "triton_vector_add")
     kind = kind_of(ex)
-    assert kind.traits == KindTraits(suffix=".py", python_source=True, on_gpu=False, sized=True, profiled=False)
+    assert kind.traits == KindTraits(suffix=".py", python_source=True, on_gpu=False, sized=True, profiled=False,
+                                     requires=("torch --index-url https://download.pytorch.org/whl/cpu", "triton"))
     assert kind.summary(ex).startswith("Triton kernel, launcher add(x, y, out, n): correctness 50")
     zipped = gradescope.build_bundle(ex.root, tmp_path / "ag.zip")
     with zipfile.ZipFile(zipped.path) as zf:

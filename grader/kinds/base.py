@@ -39,6 +39,9 @@ class KindTraits:
     sized: the exercise has sizes (cases.public, cases.hidden) and a harness: the conventions on
         public sizes and on a harness that runs on CuPy arrays apply.
     profiled: `grade profile` gives its memory counters per source line.
+    requires: what an image that grades this kind installs beyond the grader's own dependencies, each
+        the arguments of one `pip install` run before the grader's (the Gradescope bundle's setup.sh,
+        the PrairieLearn and Autolab Dockerfiles); the base install needs none.
     """
 
     suffix: str
@@ -46,6 +49,7 @@ class KindTraits:
     on_gpu: bool
     sized: bool
     profiled: bool
+    requires: tuple[str, ...] = ()
 
     @property
     def default_filename(self) -> str:

@@ -26,15 +26,14 @@ Built by kernel-grader {version} (`grade gradescope`). A Triton exercise: studen
 ## The image needs torch and Triton (CPU builds)
 
 Gradescope has no GPU: the grader runs the kernel under Triton's interpreter on the CPU, which needs
-torch and Triton beside the grader. `setup.sh` as written installs the grader alone, so its smoke
-test (the reference must get full marks) fails until you add, before the smoke test's line:
+torch and Triton beside the grader. `setup.sh` installs them before the grader:
 
     "$ROOT/venv/bin/python" -m pip install torch --index-url https://download.pytorch.org/whl/cpu
     "$ROOT/venv/bin/python" -m pip install triton
 
 (PyPI's Linux `torch` is the CUDA build, several GB; the CPU build is a few hundred MB. Triton's
-wheel is about 400 MB.) Without them every Triton check is reported as not run, never as the
-student's failure.
+wheel is about 400 MB.) If either install fails, the image fails to build; on an image without
+them every Triton check would be reported as not run, never as the student's failure.
 
 ## What runs where
 
@@ -65,13 +64,19 @@ where students cannot download it.
 """
 
 
+# Triton's interpreter and the torch whose tensors it reads, on a machine with no GPU: the CPU build
+# of torch from PyTorch's own index (PyPI's Linux torch is the CUDA build, several GB).
+CPU_TRITON = ("torch --index-url https://download.pytorch.org/whl/cpu", "triton")
+
+
 class TritonKind:
     """Triton exercises (spec kind "triton"), graded on the CPU path (Triton's interpreter)."""
 
     name = "triton"
     # on_gpu is False: the batch's warm GPU workers and Nsight Compute lane are the CUDA kind's; the
     # Triton kind's children are its own.
-    traits = KindTraits(suffix=".py", python_source=True, on_gpu=False, sized=True, profiled=False)
+    traits = KindTraits(suffix=".py", python_source=True, on_gpu=False, sized=True, profiled=False,
+                        requires=CPU_TRITON)
     gradescope_readme = GRADESCOPE_README
 
     def read(self, exercise: Exercise, path: Path) -> Submitted:

@@ -53,7 +53,7 @@ from ..errors import UsageError
 from ..submission import printable
 from .course_files import CONFIG_NAME, Outcome, config_document, exercise_files, grade_handed_in, read_config, \
     submission_name, write_tree
-from .gradescope import grader_source
+from .gradescope import grader_source, kind_installs
 
 TAR_NAME = "autograde.tar"
 MAKEFILE_NAME = "autograde-Makefile"
@@ -103,7 +103,8 @@ def build_lab(exercise_dir: Path, out: Path, *, handin: str = "submission.cu", t
     if image.exists():
         shutil.rmtree(image)
     image_files = dict(grader_source())
-    image_files["Dockerfile"] = DOCKERFILE.encode()
+    image_files["Dockerfile"] = DOCKERFILE.replace(
+        "@REQUIRES@\n", kind_installs(exercise, "RUN python -m pip install --no-cache-dir")).encode()
     write_tree(image_files, image)
     readme = out / "README.md"
     readme.write_text(README.format(id=exercise.id, title=exercise.spec.title, handin=handin, problem=problem,
@@ -244,6 +245,8 @@ RUN useradd autolab && useradd autograde && mkdir autolab autograde output \
 RUN git clone --depth 1 https://github.com/autolab/Tango.git && make -C Tango/autodriver clean \
     && make -C Tango/autodriver && cp Tango/autodriver/autodriver /usr/bin/autodriver \
     && chmod +s /usr/bin/autodriver && rm -rf Tango
+# What the exercise's kind needs beyond the grader's own dependencies (none for CUDA exercises).
+@REQUIRES@
 COPY kernel-grader /opt/kernel-grader
 # The grader and its dependencies; the Makefile runs the copy in autograde.tar with them.
 RUN python -m pip install --no-cache-dir /opt/kernel-grader

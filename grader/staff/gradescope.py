@@ -91,7 +91,8 @@ def build_bundle(exercise_dir: Path, out: Path, *, filename: str = DEFAULT_FILEN
     if secret:  # the course's seed secret travels with the bundle (which holds the hidden tests anyway)
         config["secret"] = secret
     files["bundle.json"] = (json.dumps(config, indent=2) + "\n").encode()
-    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).encode()
+    files["setup.sh"] = SETUP_SH.replace("@ID@", ex_id).replace(
+        "@REQUIRES@\n", kind_installs(exercise, '"$ROOT/venv/bin/python" -m pip install')).encode()
     files["run_autograder"] = RUN_AUTOGRADER.replace("@FALLBACK@", json.dumps(fallback_document(ex_id), indent=1)).encode()
     template = kind_of(exercise).gradescope_readme
     files["README.md"] = template.format(id=ex_id, title=exercise.spec.title, filename=filename, timeout=timeout,
@@ -144,6 +145,12 @@ def grader_source() -> dict[str, bytes]:
             '[tool.setuptools.package-data]\ngrader = ["schemas/*.json", "include/*"]\n').encode()
         files[f"{GRADER_DIR}/README.md"] = b"# kernel-grader\n"
     return files
+
+
+def kind_installs(exercise: exercise_module.Exercise, pip: str) -> str:
+    """The lines an image's build runs, before the grader's own install, for what the exercise's kind
+    needs beyond the base install (KindTraits.requires): `pip` followed by each requirement."""
+    return "".join(f"{pip} {requirement}\n" for requirement in kind_of(exercise).traits.requires)
 
 
 def fallback_document(exercise_id: str) -> dict[str, Any]:
@@ -319,6 +326,8 @@ apt-get update
 apt-get install -y --no-install-recommends python3 python3-pip python3-venv bubblewrap libseccomp2
 python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --upgrade pip
+# What the exercise's kind needs beyond the grader's own dependencies (none for CUDA exercises).
+@REQUIRES@
 # The grader from the bundled source: click, numpy, jsonschema, nbformat, CuPy and NVRTC come with it.
 # CuPy's NVRTC compiles kernels to PTX without a GPU; the emulator runs the PTX.
 "$ROOT/venv/bin/python" -m pip install "$SOURCE/kernel-grader"

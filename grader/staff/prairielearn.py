@@ -58,7 +58,7 @@ from ..errors import UsageError
 from ..submission import printable
 from .course_files import CONFIG_NAME, Outcome, config_document, exercise_files, grade_handed_in, read_config, \
     submission_name, write_tree
-from .gradescope import grader_source
+from .gradescope import grader_source, kind_installs
 
 ROOT_VARIABLE = "KERNEL_GRADER_PL_ROOT"
 DEFAULT_ROOT = "/grade"
@@ -122,8 +122,9 @@ def build_question(exercise_dir: Path, out: Path, *, filename: str = "submission
             shutil.rmtree(folder)  # a rebuild leaves no file of the last one behind
     write_tree(files, question_dir, executable=("tests/run_grader",))
     image_files = dict(grader_source())  # kernel-grader/: pyproject.toml, README.md, grader/
-    image_files["Dockerfile"] = DOCKERFILE.encode()
-    image_files["Dockerfile.gpu"] = DOCKERFILE_GPU.encode()
+    requires = kind_installs(exercise, "RUN python -m pip install --no-cache-dir")
+    image_files["Dockerfile"] = DOCKERFILE.replace("@REQUIRES@\n", requires).encode()
+    image_files["Dockerfile.gpu"] = DOCKERFILE_GPU.replace("@REQUIRES@\n", requires).encode()
     write_tree(image_files, image_dir)
     return Question(question_dir, image_dir, exercise.id, qid, job_timeout)
 
@@ -283,6 +284,8 @@ FROM python:3.12-slim
 # bubblewrap and libseccomp2: the jail of student Python code (docs/sandbox.md in the grader's repository).
 RUN apt-get update && apt-get install -y --no-install-recommends bubblewrap libseccomp2 \
     && rm -rf /var/lib/apt/lists/*
+# What the exercise's kind needs beyond the grader's own dependencies (none for CUDA exercises).
+@REQUIRES@
 COPY kernel-grader /opt/kernel-grader
 # The grader with its dependencies (NumPy, CuPy and NVRTC: NVRTC compiles kernels to PTX with no GPU).
 RUN python -m pip install --no-cache-dir /opt/kernel-grader
@@ -298,6 +301,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3 python3
     && rm -rf /var/lib/apt/lists/*
 RUN python3 -m venv /opt/venv
 ENV PATH=/opt/venv/bin:$PATH
+@REQUIRES@
 COPY kernel-grader /opt/kernel-grader
 RUN python -m pip install --no-cache-dir /opt/kernel-grader
 ENV KERNEL_GRADER_BACKEND=auto
