@@ -126,7 +126,9 @@ def emulated_past_the_grid_cap(exercise: Exercise) -> list[str]:
     largest graded size whose grid, more than one block, stays the same when every size is doubled (an
     uncapped `ceil(n / b)` grows whenever n doubles past b)."""
     spec = exercise.spec
-    if not kind_of(exercise).traits.sized or not spec.emu_cases:
+    # Only a spec that fixes the grid (a CUDA kernel's launch) and names emulator sizes has a cap to reach.
+    if not kind_of(exercise).traits.sized or not hasattr(getattr(spec, "kernel", None), "launch_for") \
+            or not getattr(spec, "emu_cases", ()):
         return []
 
     def blocks(sizes: Any) -> int:

@@ -98,6 +98,7 @@ class Findings:
     by_check: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     ran: dict[str, int] = dataclasses.field(default_factory=dict)
     failed_runs: int = 0  # cases whose launcher raised, hung or crashed
+    right: int = 0  # cases (public or hidden) whose outputs were all right
 
     def add(self, check: str, text: str | None = None) -> None:
         self.by_check.setdefault(check, [])
@@ -112,6 +113,15 @@ def judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, 
                expected: Mapping[str, np.ndarray], outcome: CaseOutcome, where: SourceMap, check: str,
                findings: Findings) -> None:
     """Judge one case's buffers (correctness, under `check`) and its guards and watch (memory safety)."""
+    wrong_before = len(findings.by_check.get(check, []))
+    _judge_case(spec, sizes, inputs, expected, outcome, where, check, findings)
+    if len(findings.by_check.get(check, [])) == wrong_before:
+        findings.right += 1
+
+
+def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
+                expected: Mapping[str, np.ndarray], outcome: CaseOutcome, where: SourceMap, check: str,
+                findings: Findings) -> None:
     label = ", ".join(f"{k}={v}" for k, v in sizes.items())
     findings.count(check)
     findings.count("memory-safety")
@@ -300,6 +310,13 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         if not points:
             continue
         problems = findings.by_check.get(check, [])
+        if check == "memory-safety" and not problems and not findings.right:
+            # As for a kernel: memory safety is judged on a kernel that is right somewhere; until then its
+            # findings fail it, and their absence earns nothing (a skeleton that stores nothing is "safe").
+            tests.append(TestResult(TITLES[check], CATEGORY[check], 0.0, points, False,
+                                    "Not graded: the kernel did not produce a correct result at any size yet; memory "
+                                    "safety is judged once it does.", extra={"gated": True}))
+            continue
         if check == "memory-safety" and not problems and findings.failed_runs:
             tests.append(TestResult(TITLES[check], CATEGORY[check], 0.0, points, False,
                                     f"Not graded: {findings.failed_runs} case(s) did not run to the end, so their loads and "
