@@ -84,3 +84,28 @@ def test_a_gpu_asked_for_is_graded_on_the_cpu_path_and_says_so(tmp_path):
     assert report.score == report.max_score and report.backend == "emu"
     assert any("GPU path is not built yet" in n for n in report.notes)
     assert not any("GPU" in n for n in api.grade(EXERCISE, path, backend="emu", seed=1).notes)
+
+
+def test_an_autotuned_kernel_runs_its_first_config_and_scores_full_marks(tmp_path):
+    source = KERNEL.replace("@triton.jit\n", "@triton.autotune(configs=[triton.Config({}, num_warps=4), "
+                                             "triton.Config({}, num_warps=8)], key=['n'])\n@triton.jit\n")
+    assert "@triton.autotune" in source
+    report = graded(tmp_path, source)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+
+
+def test_a_scratch_tensor_the_launcher_allocates_is_in_bounds_and_an_overrun_of_it_is_named(tmp_path):
+    kernel = KERNEL.replace("def add_kernel(x_ptr, y_ptr, out_ptr, n,", "def add_kernel(x_ptr, y_ptr, out_ptr, r_ptr, n,")
+    kernel = kernel.replace("    tl.store(out_ptr + offsets, x + y, mask=mask)\n",
+                            "    tl.store(out_ptr + offsets, x + y, mask=mask)\n    tl.store(r_ptr + pid + PAST, pid)\n")
+    kernel = kernel.replace("add_kernel[grid](x, y, out, n,",
+                            "r = torch.empty(grid[0], dtype=torch.int32)\n    add_kernel[grid](x, y, out, r, n,")
+    kernel = kernel.replace("BLOCK: tl.constexpr)", "BLOCK: tl.constexpr, PAST: tl.constexpr = 0)")
+    fine = "import torch\n" + kernel
+    assert "r_ptr + pid" in fine and "torch.empty" in fine
+    report = graded(tmp_path, fine)
+    assert report.score == report.max_score, [t.output for t in report.tests if not t.passed]
+    past = fine.replace("BLOCK=BLOCK)", "BLOCK=BLOCK, PAST=1)")
+    safety = by_category(graded(tmp_path, past))["memory-safety"][0]
+    assert not safety.passed
+    assert "an unmasked store of the launcher's tensor passed as r_ptr[4] (it has 4 elements) by program 3" in safety.output

@@ -154,3 +154,56 @@ def test_a_triton_without_the_hook_points_is_the_graders_fault():
     with pytest.raises(HookMissing, match="grader does not know"):
         Watch("x.py").install(Bare)
     assert watch_module.DIVISIBILITY == 16
+
+
+@triton.jit
+def scratch_kernel(x_ptr, y_ptr, out_ptr, scratch_ptr, n, BLOCK: tl.constexpr, PAST: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(scratch_ptr + pid + PAST, tl.load(x_ptr + pid * BLOCK))  # one value per program: its first x
+    tl.store(out_ptr + offs, x + tl.load(y_ptr + offs, mask=m), mask=m)
+
+
+def run_with_scratch(watch, n, past, block=256):
+    """The spec's x, y, out (guarded) and a launcher that allocates a per-program scratch tensor."""
+    watch.__init__(watch.source_file)
+    tensors = []
+    for name in ("x", "y", "out"):
+        storage = torch.full((n + 2 * GUARD,), float("nan"))
+        t = storage[GUARD:GUARD + n]
+        if name != "out":
+            t.copy_(torch.rand(n))
+        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
+        tensors.append(t)
+    programs = triton.cdiv(n, block)
+    scratch = torch.empty(programs)  # as Liger's and unsloth's RMSNorm allocate their per-row 1/rms
+    scratch_kernel[(programs,)](*tensors, scratch, n, BLOCK=block, PAST=past)
+    return watch.summary(), tensors, scratch
+
+
+def test_a_tensor_the_launcher_allocates_is_a_buffer_of_that_launch(watch):
+    summary, (x, y, out), scratch = run_with_scratch(watch, 1000, past=0)
+    assert summary["counts"]["out_of_bounds"] == summary["counts"]["outside_every_buffer"] == 0
+    assert not summary["out_of_bounds"] and not summary["uninitialised"]
+    assert torch.allclose(out, x + y)
+    assert torch.equal(scratch, x[::256])
+    assert all(b.spec for b in watch.buffers if b.name in ("x", "y", "out"))
+    assert [b.name for b in watch.buffers if not b.spec] == ["scratch_ptr"]
+
+
+def test_a_store_past_the_launchers_tensor_names_that_tensor(watch):
+    summary, _, scratch = run_with_scratch(watch, 1000, past=1)  # program 3 stores scratch[4] of 4
+    first = summary["out_of_bounds"][0]
+    assert (first["tensor"], first["offset"], first["numel"], first["program"], first["kind"]) == \
+        ("scratch_ptr", 4, 4, (3, 0, 0), "store")
+    assert first["launcher"] is True
+    assert summary["counts"]["outside_every_buffer"] == 1  # switched off: the interpreter never wrote there
+
+
+def test_an_address_far_from_every_tensor_is_named_after_none(watch):
+    far = 1 << 20  # elements: 4 MiB past the scratch tensor
+    summary, _, _ = run_with_scratch(watch, 1000, past=far)
+    assert {f["tensor"] for f in summary["out_of_bounds"]} == {None}
+    assert watch_module.NEAR_BYTES < far * 4

@@ -15,6 +15,13 @@ params: [{"name", "role": "in"|"out"|"int"|"float", "dtype", "shape", "value"}]:
 here, each inside a storage `guard` elements longer at both ends, the guard (and every output) filled
 with NaN (floats) or a poison pattern (integers); integers and floats are passed as they are. The
 launcher is called with the params in the spec's order: launcher(x, y, out, n).
+
+`@triton.autotune`: the interpreter cannot time configs (the autotuner's benchmark asks for a GPU
+driver and dies with "0 active drivers"), so before the submission is imported the autotuner is made
+to run its first config, unbenchmarked (`pin_first_config`). Only the first: on a GPU the pick is
+by timing, which the CPU cannot reproduce, so any config is a stand-in, and running each in turn
+would multiply the interpreter's time (the slowest part of grading) by the number of configs. A
+Triton without that hook point makes an autotuned submission a grader fault, never a failure.
 """
 from __future__ import annotations
 
@@ -34,6 +41,48 @@ _BLOCKED_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.for
                    "os.chroot", "os.startfile", "shutil.rmtree", "os.link", "os.symlink")
 _WRITE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime")
 INT_POISON = -0x5A5A5A5B
+
+
+def pin_first_config(autotuner_module) -> bool:
+    """Make every triton.runtime.autotuner.Autotuner run its first config without benchmarking;
+    False (nothing changed) if this Triton has no Autotuner.run to wrap.
+
+    The wrapper shows run() a one-config list for the call: the autotuner's own one-config path
+    (no key, no cache, no benchmark; Triton 2.x to 3.9) then applies that config's kwargs, num_warps
+    and pre_hook as it would have for the benchmark's winner."""
+    cls = getattr(autotuner_module, "Autotuner", None)
+    run = getattr(cls, "run", None)
+    if cls is None or not callable(run):
+        return False
+    if getattr(run, "_pinned_first_config", False):
+        return True
+
+    def run_first(self, *args, **kwargs):
+        configs = getattr(self, "configs", None)
+        if not isinstance(configs, list) or len(configs) <= 1:
+            return run(self, *args, **kwargs)
+        self.configs = configs[:1]
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            self.configs = configs
+
+    run_first._pinned_first_config = True
+    cls.run = run_first
+    return True
+
+
+def holds_autotuner(module, autotuner_module) -> bool:
+    """Whether a module-level name of `module` is (or wraps, through .fn) a Triton Autotuner."""
+    cls = getattr(autotuner_module, "Autotuner", None)
+    for value in list(vars(module).values()):
+        for _ in range(8):  # heuristics and autotune wrap each other through .fn
+            if (cls is not None and isinstance(value, cls)) or type(value).__name__ == "Autotuner":
+                return True
+            value = getattr(value, "fn", None)
+            if value is None:
+                break
+    return False
 
 
 class Refused(Exception):
@@ -62,6 +111,10 @@ def main() -> int:
         import torch
         import triton
         import triton.runtime.interpreter as interpreter
+        try:
+            import triton.runtime.autotuner as autotuner
+        except ImportError:
+            autotuner = None
         import pyvalues
         import tritonwatch
     except BaseException as exc:  # noqa: BLE001 - the grader's environment, not the student
@@ -74,6 +127,7 @@ def main() -> int:
     except tritonwatch.HookMissing as exc:
         send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
         return 0
+    pinned = autotuner is not None and pin_first_config(autotuner)
     for name in list(sys.modules):
         if name in FORBIDDEN_MODULES or name.split(".")[0] in FORBIDDEN_MODULES:
             del sys.modules[name]  # loaded for torch; importing them again is refused to the student
@@ -85,6 +139,11 @@ def main() -> int:
         student = _load("submission", setup["submission"])
     except BaseException as exc:  # noqa: BLE001 - the student's, reported
         send({"loaded": False, "error": _why(exc), "line": _student_line(exc, setup["submission"])})
+        return 0
+    if not pinned and holds_autotuner(student, autotuner):
+        send({"loaded": False, "fault": "grader fault: the submission uses @triton.autotune and this Triton "
+                                        f"({triton.__version__}) has no Autotuner.run the grader knows how to pin to one "
+                                        "config; the interpreter cannot benchmark configs"})
         return 0
     launcher = setup["launcher"]
     send({"loaded": True, "defined": {launcher: callable(getattr(student, launcher, None))}})

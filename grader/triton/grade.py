@@ -174,7 +174,8 @@ def _watch_findings(trace: Any, label: str, where: SourceMap, findings: Findings
         return
     for f in _records(trace.get("out_of_bounds")):
         tensor, offset = _text(f.get("tensor")), f.get("offset")
-        what = (f"{tensor}[{offset}] (it has {f.get('numel')} elements)" if tensor and isinstance(offset, int)
+        whose = "the launcher's tensor passed as " if f.get("launcher") is True else ""
+        what = (f"{whose}{tensor}[{offset}] (it has {_int(f.get('numel'))} elements)" if tensor and isinstance(offset, int)
                 else "an address outside every tensor")
         findings.add("memory-safety", f"{label}: an unmasked {_text(f.get('kind'))} of {what} by program "
                                       f"{_program(f.get('program'))}, {_int(f.get('lanes'))} lane(s), at {where.describe(_int(f.get('line')))}")

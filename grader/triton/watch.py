@@ -3,6 +3,12 @@
 Copied, unchanged, into the jailed child's folder as tritonwatch.py (it imports only the standard
 library and NumPy; Triton is handed in by the caller), and importable in the grader for tests.
 
+The buffers: the spec's tensors, registered by the grader with their guards (`register`), and every
+other torch tensor a launch passes (`begin`): a launcher may allocate its own (Liger's and unsloth's
+RMSNorm keep a per-row 1/rms in a `torch.empty(rows)`). Those are buffers of that launch only, their
+extent their own (data_ptr, numel, element size), with no guard and no record of what was written:
+an access inside one is in bounds; only the spec's tensors are judged for correctness.
+
 The hook is the narrowest one the interpreter offers: its builder's create_masked_load and
 create_masked_store (tl.load and tl.store without a mask reach them too, through create_load and
 create_store), and GridExecutor.__call__ for what a launch passes (the arguments, num_warps). Each
@@ -13,7 +19,8 @@ For every active lane the watch finds the buffer the address falls in:
 - in a tensor's guard region (the poisoned slack the grader allocates around it), or in no buffer at
   all: an out-of-bounds lane, with the tensor, the element offset, the program and the source line.
   A lane in no buffer is masked off before the interpreter touches memory: it would read or write
-  the child's own heap;
+  the child's own heap. It is named after the nearest tensor only when it lies within NEAR_BYTES of
+  it; farther off it is "outside every tensor" (an address far from a tensor says nothing of which);
 - an address not a multiple of the element's size: misaligned.
 
 And the sectors (32 bytes) each access costs, as the compiled kernel's warps would issue it
@@ -33,6 +40,7 @@ DEFAULT_WARPS = 4
 MAX_FINDINGS = 20
 VECTOR_BYTES = 16  # the widest global access one thread issues (128 bits)
 DIVISIBILITY = 16  # Triton specialises integer arguments and pointers divisible by 16 ("tt.divisibility=16")
+NEAR_BYTES = 4096  # an out-of-bounds lane this close to a tensor is named after it; farther, after none
 
 
 class HookMissing(RuntimeError):
@@ -50,6 +58,7 @@ class Buffer:
     end: int
     itemsize: int
     written: np.ndarray  # per element of the tensor: holds a value (an input, or stored by the kernel)
+    spec: bool = True  # one of the spec's tensors (guarded, judged); False: a tensor one launch passed
 
 
 @dataclass
@@ -158,6 +167,21 @@ class Watch:
         """Forget the buffers (the next case allocates its own), keep the findings."""
         self.buffers = []
 
+    def register_launch_tensors(self, values: dict) -> None:
+        """The torch tensors one launch passes that are not the spec's: buffers of this launch only
+        (the previous launch's are forgotten: their memory may be freed and reused)."""
+        self.buffers = [b for b in self.buffers if b.spec]
+        for name, value in values.items():
+            for tensor in (value if isinstance(value, tuple) else (value,)):
+                extent = _extent(tensor)
+                if extent is None:
+                    continue
+                start, end, itemsize = extent
+                if any(b.lo <= start and end <= b.hi for b in self.buffers):
+                    continue  # a spec tensor or a view into one (or a tensor passed twice)
+                self.buffers.append(Buffer(str(name), start, end, start, end, itemsize,
+                                           np.ones((end - start) // itemsize, dtype=bool), spec=False))
+
     # -- the hooks -------------------------------------------------------------------------------
 
     def install(self, interpreter: Any) -> None:
@@ -199,6 +223,7 @@ class Watch:
                                  num_warps=warps if isinstance(warps, int) and 0 < warps <= 32 else DEFAULT_WARPS,
                                  aligned_ints=all(v % DIVISIBILITY == 0 for v in ints))
         self.launches.append(self.launch.kernel)
+        self.register_launch_tensors(values)
 
     def _line(self) -> int:
         frame = sys._getframe(2)
@@ -289,8 +314,10 @@ class Watch:
         if len(self.out_of_bounds) >= MAX_FINDINGS:
             return
         if buffer is None:
-            nearest = min(self.buffers, key=lambda b: min(abs(address - b.start), abs(address - b.end)), default=None)
-            if nearest is None:
+            def distance(b: Buffer) -> int:
+                return b.lo - address if address < b.lo else max(0, address - b.hi + 1)
+            nearest = min(self.buffers, key=distance, default=None)
+            if nearest is None or distance(nearest) > NEAR_BYTES:
                 self.out_of_bounds.append({"kind": kind, "tensor": None, "offset": None, "program": program, "line": line,
                                            "lanes": lanes})
                 return
@@ -298,7 +325,7 @@ class Watch:
         offset = (address - buffer.start) // buffer.itemsize
         self.out_of_bounds.append({"kind": kind, "tensor": buffer.name, "offset": int(offset),
                                    "numel": int((buffer.end - buffer.start) // buffer.itemsize), "program": program,
-                                   "line": line, "lanes": lanes})
+                                   "line": line, "lanes": lanes, "launcher": not buffer.spec})
 
     # -- the summary ------------------------------------------------------------------------------
 
@@ -323,6 +350,24 @@ def _aligned_groups(flat: np.ndarray, itemsize: int) -> bool:
     if flat.size == 0:
         return True
     return bool(int(flat[0]) % DIVISIBILITY == 0 and np.all(flat % np.uint64(itemsize) == 0))
+
+
+def _extent(value: Any) -> tuple[int, int, int] | None:
+    """(start, end, element size) of the bytes a torch tensor's elements span, or None for anything
+    else (duck-typed: this module does not import torch)."""
+    try:
+        if not all(callable(getattr(value, n, None)) for n in ("data_ptr", "element_size", "stride", "size", "numel")):
+            return None
+        itemsize = int(value.element_size())
+        if int(value.numel()) == 0:
+            return None
+        start, end = int(value.data_ptr()), int(value.data_ptr())
+        for size, stride in zip(value.size(), value.stride()):
+            reach = (int(size) - 1) * int(stride) * itemsize
+            start, end = (start + reach, end) if reach < 0 else (start, end + reach)
+        return start, end + itemsize, itemsize
+    except Exception:  # noqa: BLE001 - not a tensor after all (or one the watch cannot measure): not a buffer
+        return None
 
 
 def _itemsize(ptrs: Any) -> int:
