@@ -113,6 +113,7 @@ class Worker:
         # Under the names the worker knows them by (it imports pyvalues): top-level modules in that folder.
         jail.write("pyworker.py", (_HERE / "child_worker.py").read_text(encoding="utf-8"))
         jail.write("pyvalues.py", (_HERE / "values.py").read_text(encoding="utf-8"))
+        jail.write("pytripwire.py", (_HERE / "tripwire.py").read_text(encoding="utf-8"))
         env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
         self.proc = jail.popen([jail.python, "-I", "-S", "-B", "pyworker.py"], env=env)

@@ -1,7 +1,7 @@
 """The child that runs a Triton submission on the CPU: Triton's interpreter, watched, in the jail.
 
-Copied as tritonworker.py, with watch.py as tritonwatch.py and grader/pyexercise/values.py as
-pyvalues.py, into a jail folder (grader/triton/sandbox.py, the parent's side) and started there as
+Copied as tritonworker.py, with watch.py as tritonwatch.py and grader/pyexercise/values.py and
+tripwire.py as pyvalues.py and pytripwire.py, into a jail folder (grader/triton/sandbox.py, the parent's side) and started there as
 `python -I -S -B tritonworker.py` with TRITON_INTERPRET=1. It must not import the grader.
 
 Protocol, as the Python kind's worker: JSON lines on copies of fds 0 and 1 made before the student's
@@ -28,18 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 
-# The student's module is hostile Python: what a launcher computing with tensors never needs.
-FORBIDDEN_MODULES = frozenset({
-    "socket", "_socket", "ssl", "_ssl", "subprocess", "_posixsubprocess", "multiprocessing", "_multiprocessing",
-    "ctypes", "_ctypes", "cffi", "pty", "urllib.request", "http.client", "ftplib", "smtplib", "telnetlib",
-    "asyncio", "concurrent.futures.process", "resource", "mmap", "fcntl", "pip",
-})
-_BLOCKED_EVENTS = ("os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty", "subprocess.Popen",
-                   "socket.", "os.kill", "os.killpg", "os.setuid", "pty.spawn", "sys.addaudithook", "signal.",
-                   "os.chroot", "os.startfile", "shutil.rmtree", "os.link", "os.symlink")
-_WRITE_EVENTS = ("os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate", "os.utime")
 INT_POISON = -0x5A5A5A5B
 
 
@@ -85,10 +74,6 @@ def holds_autotuner(module, autotuner_module) -> bool:
     return False
 
 
-class Refused(Exception):
-    """What the audit hook raises: the submission tried something grading does not allow."""
-
-
 def main() -> int:
     proto_in = os.fdopen(os.dup(0), "rb")
     proto_out = os.fdopen(os.dup(1), "wb")
@@ -115,12 +100,17 @@ def main() -> int:
             import triton.runtime.autotuner as autotuner
         except ImportError:
             autotuner = None
+        import pytripwire
         import pyvalues
         import tritonwatch
     except BaseException as exc:  # noqa: BLE001 - the grader's environment, not the student
         send({"loaded": False, "fault": f"the grading environment cannot import Triton: {type(exc).__name__}: {exc}"})
         return 0
     torch.set_num_threads(1)
+    # As the Python kind's, but torch needs importlib.metadata and ctypes for itself (the jail's seccomp
+    # filter and namespaces stay the walls).
+    forbidden = pytripwire.FORBIDDEN_MODULES - {"importlib.metadata"}
+    blocked = tuple(e for e in pytripwire.BLOCKED_EVENTS if e != "ctypes.")
     watch = tritonwatch.Watch(setup["submission"])
     try:
         watch.install(interpreter)
@@ -128,17 +118,15 @@ def main() -> int:
         send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
         return 0
     pinned = autotuner is not None and pin_first_config(autotuner)
-    for name in list(sys.modules):
-        if name in FORBIDDEN_MODULES or name.split(".")[0] in FORBIDDEN_MODULES:
-            del sys.modules[name]  # loaded for torch; importing them again is refused to the student
+    pytripwire.forget_forbidden(forbidden)  # loaded for torch; importing them again is refused to the student
     readable = [here, site, os.path.dirname(os.path.realpath(os.__file__))]
     readable += [os.path.dirname(os.path.realpath(m.__file__)) for m in (numpy, torch, triton)]
     if setup.get("audit", True):
-        _install_hook(here, readable)
+        pytripwire.install(here, readable, forbidden=forbidden, blocked=blocked)
     try:
-        student = _load("submission", setup["submission"])
+        student = pytripwire.load("submission", setup["submission"])
     except BaseException as exc:  # noqa: BLE001 - the student's, reported
-        send({"loaded": False, "error": _why(exc), "line": _student_line(exc, setup["submission"])})
+        send({"loaded": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True)})
         return 0
     if not pinned and holds_autotuner(student, autotuner):
         send({"loaded": False, "fault": "grader fault: the submission uses @triton.autotune and this Triton "
@@ -155,7 +143,7 @@ def main() -> int:
         try:
             reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues)
         except BaseException as exc:  # noqa: BLE001 - the student's launcher or kernel raised
-            reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": _student_line(exc, setup["submission"]),
+            reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True),
                      "trace": watch.summary()}
         watch.reset()
         send(reply)
@@ -192,16 +180,6 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues) -> dict:
     return {"id": request["id"], "ok": True, "buffers": snapshots, "trace": watch.summary()}
 
 
-def _load(name: str, filename: str):
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, os.path.join(os.getcwd(), filename))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _why(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"it called sys.exit({exc.code!r}); a launcher must return"
@@ -214,59 +192,6 @@ def _why(exc: BaseException) -> str:
     cause = exc.__cause__ if type(exc).__name__ == "InterpreterError" and exc.__cause__ is not None else exc
     text = "".join(ch if ch.isprintable() else "?" for ch in str(cause))[:300]
     return f"{type(cause).__name__}: {text}" if text else type(cause).__name__
-
-
-def _student_line(exc: BaseException, filename: str) -> int | None:
-    """The submission's innermost line in the exception's traceback (or its cause's: the interpreter
-    wraps a kernel's exception)."""
-    line = None
-    for e in (exc, exc.__cause__):
-        if e is None:
-            continue
-        for frame in traceback.extract_tb(e.__traceback__):
-            if os.path.basename(frame.filename) == filename:
-                line = frame.lineno
-    if line is None and isinstance(exc, SyntaxError) and os.path.basename(exc.filename or "") == filename:
-        line = exc.lineno
-    return line
-
-
-def _install_hook(here: str, readable: list[str]) -> None:
-    def inside(path, roots) -> bool:
-        try:
-            real = os.path.realpath(os.fsdecode(path)) if not isinstance(path, int) else None
-        except (TypeError, ValueError):
-            return False
-        if real is None:
-            return True
-        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in roots)
-
-    def hook(event: str, args: tuple) -> None:
-        if event == "import":
-            name = args[0] or ""
-            if name in FORBIDDEN_MODULES or name.split(".")[0] in FORBIDDEN_MODULES:
-                raise Refused(f"importing {name} is not allowed in a submission")
-        elif event == "open":
-            path, mode = args[0], args[1] if len(args) > 1 else "r"
-            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-            if path is None or isinstance(path, int):
-                return
-            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or bool(
-                flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC))
-            if writing and not inside(path, [here]):
-                raise Refused("writing files outside the grading folder is not allowed")
-            if not writing and not inside(path, readable):
-                raise Refused("reading files outside the grading folder is not allowed")
-        elif event in ("os.listdir", "os.scandir"):
-            if args and args[0] is not None and not isinstance(args[0], int) and not inside(args[0], readable):
-                raise Refused("listing folders outside the grading folder is not allowed")
-        elif event.startswith(_WRITE_EVENTS):
-            if args and not inside(args[0], [here]):
-                raise Refused(f"{event} outside the grading folder is not allowed")
-        elif event.startswith(_BLOCKED_EVENTS):
-            raise Refused(f"{event} is not allowed in a submission")
-
-    sys.addaudithook(hook)
 
 
 if __name__ == "__main__":

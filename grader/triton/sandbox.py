@@ -76,6 +76,7 @@ class TritonWorker(Worker):
         jail.write("tritonworker.py", (_HERE / "child.py").read_text(encoding="utf-8"))
         jail.write("tritonwatch.py", (_HERE / "watch.py").read_text(encoding="utf-8"))
         jail.write("pyvalues.py", (_PYEXERCISE / "values.py").read_text(encoding="utf-8"))
+        jail.write("pytripwire.py", (_PYEXERCISE / "tripwire.py").read_text(encoding="utf-8"))
         env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": f"{jail.folder_inside}/.triton",
