@@ -44,3 +44,22 @@ def fault_text(report: Report) -> str:
         last = n.detail.strip().splitlines()[-1] if n.detail.strip() else ""
         texts.append(n.reason + (f": {last}" if last else ""))
     return "; ".join(dict.fromkeys(texts))
+
+
+def wrong_file_verdict(name: str, report: Report, expect: str, also: frozenset[str] | set[str],
+                       comment: str) -> tuple[bool, str]:
+    """Whether a wrong file failed the check it names (`expect`) and no other than its `also` ones, and
+    the line that says so; `comment` is the file's comment marker (`//`, `#`), for the header's name."""
+    failed = failing(report)
+    undeclared = failed - {expect} - set(also)
+    gated = gated_reason(report, expect)
+    if expect in failed:
+        text = f"wrong/{name}: fails {expect}"
+    elif gated:
+        # Gated off by an earlier failure: the check never looked at this file, so it did not pass it.
+        text = f"wrong/{name}: should fail {expect}, but {expect} was not graded (gated: {gated})"
+    else:
+        text = f"wrong/{name}: should fail {expect} but passed it"
+    if undeclared:
+        text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `{comment} also:`)"
+    return expect in failed and not undeclared, text

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..exercise import Exercise
 from ..grading.backend import resolve_backend
-from ..grading.validation import Validation, failing, fault_text, gated_reason
+from ..grading.validation import Validation, failing, fault_text, wrong_file_verdict
 from ..spec import CATEGORIES
 from ..staff import student_bundle
 from ..staff.expectation import read_expectation
@@ -82,24 +82,11 @@ def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercis
         if report.grader_faults:
             out.add(False, f"wrong/{path.name}: not graded (grader fault: {fault_text(report)})")
             continue
-        failed = failing(report)
         skipped = {n.category for n in report.not_run}
         if exp.expect in skipped:
             out.add(True, f"wrong/{path.name}: {exp.expect} cannot run on this backend (skipped)")
             continue
-        undeclared = failed - {exp.expect} - exp.also
-        ok = exp.expect in failed and not undeclared
-        gated = gated_reason(report, exp.expect)
-        if exp.expect in failed:
-            text = f"wrong/{path.name}: fails {exp.expect}"
-        elif gated:
-            # Gated off by an earlier failure: the check never looked at this file, so it did not pass it.
-            text = f"wrong/{path.name}: should fail {exp.expect}, but {exp.expect} was not graded (gated: {gated})"
-        else:
-            text = f"wrong/{path.name}: should fail {exp.expect} but passed it"
-        if undeclared:
-            text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `// also:`)"
-        out.add(ok, text)
+        out.add(*wrong_file_verdict(path.name, report, exp.expect, exp.also, "//"))
     return out
 
 

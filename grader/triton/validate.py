@@ -7,26 +7,13 @@ from __future__ import annotations
 from typing import Callable
 
 from ..exercise import Exercise
-from ..grading.validation import Validation
+from ..grading.validation import Validation, failing, wrong_file_verdict
 from ..results import Report
 from ..spec import CATEGORIES
 from ..staff.expectation import read_expectation
 from .sandbox import available
 
 Grade = Callable[..., Report]
-
-
-def failing(report: Report) -> set[str]:
-    """Categories the report failed, leaving out checks that were only gated (not graded)."""
-    return {t.category for t in report.tests if not t.passed and not t.extra.get("gated")}
-
-
-def gated_reason(report: Report, category: str) -> str:
-    """Why the check of `category` was not graded (gated behind an earlier failure), or ""."""
-    for t in report.tests:
-        if t.category == category and t.extra.get("gated"):
-            return (t.output.splitlines()[0] if t.output else "an earlier check failed").removeprefix("Not graded: ").rstrip(".")
-    return ""
 
 
 def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None], backend: str,
@@ -79,16 +66,5 @@ def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercis
         if report.not_run:
             out.add(False, f"wrong/{path.name}: not graded ({report.not_run[0].reason})")
             continue
-        failed = failing(report)
-        undeclared = failed - {exp.expect} - exp.also
-        gated = gated_reason(report, exp.expect)
-        if exp.expect in failed:
-            text = f"wrong/{path.name}: fails {exp.expect}"
-        elif gated:
-            text = f"wrong/{path.name}: should fail {exp.expect}, but {exp.expect} was not graded (gated: {gated})"
-        else:
-            text = f"wrong/{path.name}: should fail {exp.expect} but passed it"
-        if undeclared:
-            text += f"; also fails {', '.join(sorted(undeclared))} (not declared in `# also:`)"
-        out.add(exp.expect in failed and not undeclared, text)
+        out.add(*wrong_file_verdict(path.name, report, exp.expect, exp.also, "#"))
     return out
