@@ -52,6 +52,12 @@ def build_bundle(exercise: Exercise, out: Path) -> tuple[Path, tuple[Path, ...],
     for name in ("skeleton.py", "checks.py") + spec.public_modules:
         texts[name] = (exercise.root / name).read_text(encoding="utf-8")
     notebook = build_notebook(exercise, readme, texts)
+    return write_bundle(folder, texts, notebook, exercise.id)
+
+
+def write_bundle(folder: Path, texts: dict[str, str], notebook: nbformat.NotebookNode,
+                 exercise_id: str) -> tuple[Path, tuple[Path, ...], Path]:
+    """Write a Python-source bundle afresh: its files, then its notebook (<id>.ipynb); what was written."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -59,7 +65,7 @@ def build_bundle(exercise: Exercise, out: Path) -> tuple[Path, tuple[Path, ...],
     for name, text in texts.items():
         (folder / name).write_text(text, encoding="utf-8")
         written.append(folder / name)
-    nb_path = folder / f"{exercise.id}.ipynb"
+    nb_path = folder / f"{exercise_id}.ipynb"
     nbformat.write(notebook, str(nb_path))
     written.append(nb_path)
     return folder, tuple(written), nb_path

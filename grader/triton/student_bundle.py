@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -22,6 +21,7 @@ from .. import __version__
 from ..errors import SpecError, UsageError
 from ..exercise import Exercise
 from ..toml_writer import dumps_toml
+from ..pyexercise.student_bundle import write_bundle
 from . import spec as tritonspec
 
 if sys.version_info >= (3, 11):
@@ -139,17 +139,7 @@ def build_bundle(exercise: Exercise, out: Path) -> tuple[Path, tuple[Path, ...],
              "harness.py": (exercise.root / "harness.py").read_text(encoding="utf-8"),
              "checks.py": checks_text(exercise)}
     notebook = build_notebook(exercise, readme, texts)
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
-    written = []
-    for name, text in texts.items():
-        (folder / name).write_text(text, encoding="utf-8")
-        written.append(folder / name)
-    nb_path = folder / f"{exercise.id}.ipynb"
-    nbformat.write(notebook, str(nb_path))
-    written.append(nb_path)
-    return folder, tuple(written), nb_path
+    return write_bundle(folder, texts, notebook, exercise.id)
 
 
 def build_notebook(exercise: Exercise, readme: str, texts: dict[str, str]) -> nbformat.NotebookNode:
