@@ -8,8 +8,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
-# Files the Python kind's child sees under other names (copied there as pyworker.py, pyvalues.py).
-RENAMED = {"pyworker.py", "pyvalues.py"}
+# Files the Python kind's child sees under other names (copied there as pyworker.py, pyvalues.py, pytripwire.py).
+RENAMED = {"pyworker.py", "pyvalues.py", "pytripwire.py"}
 
 
 def _defined(path: Path) -> set[str]:
