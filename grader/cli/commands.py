@@ -38,16 +38,18 @@ class _GradeGroup(click.Group):
 @click.group(cls=_GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kernel-grader")
 def main() -> None:
-    """Grade CUDA kernel homework.
+    """Grade GPU kernel homework: CUDA kernels, Triton kernels, and Python (NumPy) lessons.
 
     \b
     Grade one submission (the usual case):
       grade exercises/level2 submission.cu
       grade exercises/level2 submission.cu --backend emu --json results.json
+      grade exercises/triton_softmax my_kernel.py       (a Triton kernel and its launcher)
 
-    Every check prints a verdict and, when it fails, what to fix. With a GPU the kernel runs on it
+    Every check prints a verdict and, when it fails, what to fix. With a GPU a CUDA kernel runs on it
     (CuPy, CUDA events, Nsight Compute, compute-sanitizer); without one, on the built-in PTX emulator,
     which reports exact memory traffic, bank conflicts, races and out-of-bounds accesses per source line.
+    A Triton kernel runs under Triton's interpreter on the CPU, every load and store watched.
     Exit status: 0 graded (whatever the score), 1 the grader failed (or a tool it needs is missing:
     see `grade doctor`), 2 usage or exercise-spec error.
     """
@@ -70,10 +72,12 @@ def _backend_option(f):
 @click.option("--quiet", "-q", is_flag=True, help="Print only the score line.")
 def run_cmd(exercise_dir: Path, submission: Path, backend: str, json_path: Path | None, html_path: Path | None,
             seed: int | None, quiet: bool) -> None:
-    """Grade SUBMISSION (a .cu file, or a Colab notebook .ipynb) against the exercise in EXERCISE_DIR.
+    """Grade SUBMISSION (a .cu file, a .py file for a Triton or Python exercise, or a Colab notebook
+    .ipynb) against the exercise in EXERCISE_DIR.
 
     A notebook is never run: the grader reads the kernel from its `%%writefile submission.cu` cell
-    (or a `%%cuda` cell) and names lines as `notebook cell 7, line 12`.
+    (or a `%%cuda` cell), or a Python exercise's definitions from its code cells, and names lines as
+    `notebook cell 7, line 12`.
     This is what `grade EXERCISE_DIR SUBMISSION` runs.
     """
     def work() -> None:
