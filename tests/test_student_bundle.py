@@ -23,7 +23,9 @@ else:  # pragma: no cover
 
 ROOT = Path(__file__).resolve().parent.parent
 # Kernel exercises (Python exercises' bundles are tested in tests/test_pystudent.py).
-EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml") if 'kind = "python"' not in p.read_text())
+# The CUDA exercises: their bundles are built here; the Python and Triton kinds' own bundles are tested
+# beside their kinds (tests/test_pystudent.py, tests/test_triton_student.py).
+EXERCISES = sorted(p.parent.name for p in (ROOT / "exercises").glob("*/spec.toml") if load(p.parent).suffix == ".cu")
 
 
 def bundled_texts(bundle: student.StudentBundle) -> dict[str, str]:
