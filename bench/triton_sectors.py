@@ -126,10 +126,14 @@ def main() -> None:
             values = [int(v) for v in size.split("x")]
             sizes = dict(zip(spec.sizes, values if len(values) == len(spec.sizes) else values[:1] * len(spec.sizes)))
             job = [sys.executable, __file__, "--child", "X", str(path), exercise_id, spec.launcher, json.dumps(sizes)]
-            env = dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1")
+            # The checkout first, and whatever else the caller's path holds (the machine's own packages).
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+                       TRITON_INTERPRET="1")
             job[3] = "model"
             got = subprocess.run(job, capture_output=True, text=True, env=env, timeout=600)
             mine = json.loads(got.stdout.strip().splitlines()[-1]) if got.returncode == 0 and got.stdout.strip() else {}
+            if not mine:
+                print(f"{path.name} {size}: the model's child failed: {got.stderr[-600:]}", file=sys.stderr)
             env.pop("TRITON_INTERPRET")
             job[3] = "launch"
             measured, errors, guards = {}, "?", ""

@@ -77,12 +77,16 @@ def test_a_kernel_that_peeks_at_the_grader_through_torch_finds_nothing(tmp_path)
     assert not report.tests[0].passed
 
 
-def test_a_gpu_asked_for_is_graded_on_the_cpu_path_and_says_so(tmp_path):
+def test_a_gpu_asked_for_where_none_is_usable_is_graded_on_the_cpu_path_and_says_so(tmp_path, monkeypatch):
+    from grader.run.parent import device_probe
+
+    monkeypatch.setattr(device_probe, "probe", lambda: device_probe.GpuInfo(False, reason="no NVIDIA driver"))
+    monkeypatch.setattr("grader.triton.gpu.probe", device_probe.probe)
     path = tmp_path / "sub.py"
     path.write_text(KERNEL)
     report = api.grade(EXERCISE, path, backend="gpu", seed=1)
     assert report.score == report.max_score and report.backend == "emu"
-    assert any("GPU path is not built yet" in n for n in report.notes)
+    assert any("none is usable (no NVIDIA driver)" in n for n in report.notes)
     assert not any("GPU" in n for n in api.grade(EXERCISE, path, backend="emu", seed=1).notes)
 
 

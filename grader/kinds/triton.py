@@ -1,6 +1,7 @@
 """The Triton kind: a @triton.jit kernel and its launcher (a .py module, or a notebook's definitions),
 run by Triton's interpreter on the CPU in the Python kind's walled-off child, every load and store
-watched. The pipeline itself is grader.triton.grade; this is its face as a kind."""
+watched, and on a GPU where there is one, compiled by Triton in a jailed child given that GPU. The
+pipeline itself is grader.triton.grade; this is its face as a kind."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -70,7 +71,8 @@ CPU_TRITON = ("torch --index-url https://download.pytorch.org/whl/cpu", "triton"
 
 
 class TritonKind:
-    """Triton exercises (spec kind "triton"), graded on the CPU path (Triton's interpreter)."""
+    """Triton exercises (spec kind "triton"): the CPU path (Triton's interpreter) always, and the GPU
+    path (Triton's compiler) beside it where a GPU is usable."""
 
     name = "triton"
     # on_gpu is False: the batch's warm GPU workers and Nsight Compute lane are the CUDA kind's; the
@@ -85,8 +87,8 @@ class TritonKind:
         return pygrade.read(path, exercise.spec)  # type: ignore[arg-type]
 
     def grade(self, exercise: Exercise, submitted: Submitted, options: Options) -> Report:
-        """Grade the kernel and launcher under the interpreter (the CPU, whichever backend was asked; a
-        report asked for on the GPU says so in a note)."""
+        """Grade the kernel and launcher under the interpreter, every load and store watched; where a GPU
+        is asked for ("gpu") or found ("auto"), also compiled by Triton and run on it (grader/triton/gpu.py)."""
         return tritongrade.grade(exercise, submitted, seed=options.seed, started=options.started, requested=options.backend)
 
     def not_graded(self, exercise: Exercise, backend: str, reason: str) -> tuple[list[TestResult], list[NotRun]]:
@@ -110,6 +112,7 @@ class TritonKind:
 
     def validate(self, exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None],
                  backend: str, seed: int, progress: Callable[[str], None]) -> Validation:
-        """The conventions, the reference, the skeleton and the wrong corpus, graded on the CPU path."""
-        return tritonvalidate.validate(exercise, grade=grade, conventions=conventions, backend=tritongrade.BACKEND,
+        """The conventions, the reference, the skeleton and the wrong corpus, graded on `backend` (with
+        "gpu", the reference's grading must have run on the GPU)."""
+        return tritonvalidate.validate(exercise, grade=grade, conventions=conventions, backend=backend,
                                        seed=seed, progress=progress)

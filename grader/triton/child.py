@@ -91,11 +91,13 @@ def main() -> int:
         proto_out.write(json.dumps(doc, allow_nan=False).encode() + b"\n")
         proto_out.flush()
 
+    gpu = setup.get("device") == "cuda"
     try:
         import numpy
         import torch
         import triton
-        import triton.runtime.interpreter as interpreter
+        if not gpu:
+            import triton.runtime.interpreter as interpreter
         try:
             import triton.runtime.autotuner as autotuner
         except ImportError:
@@ -111,16 +113,32 @@ def main() -> int:
     # filter and namespaces stay the walls).
     forbidden = pytripwire.FORBIDDEN_MODULES - {"importlib.metadata"}
     blocked = tuple(e for e in pytripwire.BLOCKED_EVENTS if e != "ctypes.")
-    watch = tritonwatch.Watch(setup["submission"])
-    try:
-        watch.install(interpreter)
-    except tritonwatch.HookMissing as exc:
-        send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
-        return 0
+    if gpu:
+        problem = _gpu_ready(torch, triton)
+        if problem:
+            send({"loaded": False, "fault": problem})
+            return 0
+        watch = LaunchCount(setup["submission"])
+        if not watch.install(triton):
+            send({"loaded": False, "fault": f"grader fault: this Triton ({triton.__version__}) has no JITFunction.run to count launches by"})
+            return 0
+        # The compiler runs processes and imports what it needs as it goes; the kernel's walls
+        # (namespaces, seccomp, the sandbox uid) stay.
+        blocked = tuple(e for e in blocked if e not in COMPILER_EVENTS)
+        forbidden = forbidden - COMPILER_MODULES
+    else:
+        watch = tritonwatch.Watch(setup["submission"])
+        try:
+            watch.install(interpreter)
+        except tritonwatch.HookMissing as exc:
+            send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
+            return 0
     pinned = autotuner is not None and pin_first_config(autotuner)
     pytripwire.forget_forbidden(forbidden)  # loaded for torch; importing them again is refused to the student
     readable = [here, site, os.path.dirname(os.path.realpath(os.__file__))]
     readable += [os.path.dirname(os.path.realpath(m.__file__)) for m in (numpy, torch, triton)]
+    if gpu:  # the driver's and the compiler's files, read by Triton's Python while it compiles
+        readable += ["/usr", "/etc", "/proc", "/sys", "/dev", "/tmp"]
     if setup.get("audit", True):
         pytripwire.install(here, readable, forbidden=forbidden, blocked=blocked)
     try:
@@ -141,15 +159,17 @@ def main() -> int:
             return 0
         request = json.loads(line)
         try:
-            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues)
+            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues, "cuda" if gpu else "cpu")
         except BaseException as exc:  # noqa: BLE001 - the student's launcher or kernel raised
             reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True),
                      "trace": watch.summary()}
+            if gpu and _context_broken(torch):
+                reply["fatal"] = True
         watch.reset()
         send(reply)
 
 
-def _case(request: dict, launcher, watch, torch, numpy, pyvalues) -> dict:
+def _case(request: dict, launcher, watch, torch, numpy, pyvalues, device: str = "cpu") -> dict:
     guard = int(request.get("guard", 64))
     storages, args = {}, []
     watch.__init__(watch.source_file)  # a fresh record per case
@@ -162,22 +182,104 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues) -> dict:
         for d in p["shape"]:
             numel *= int(d)
         floating = dtype.is_floating_point
-        storage = torch.full((numel + 2 * guard,), float("nan") if floating else INT_POISON, dtype=dtype)
+        storage = torch.full((numel + 2 * guard,), float("nan") if floating else INT_POISON, dtype=dtype, device=device)
         tensor = storage[guard:guard + numel].view(*p["shape"])
         if p["role"] == "in":
             value = pyvalues.decode(p["value"], {})
-            tensor.copy_(torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]))
+            tensor.copy_(torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]).to(device))
         watch.register(p["name"], storage.untyped_storage().data_ptr(), storage.numel() * storage.element_size(),
                        tensor.data_ptr(), numel, storage.element_size(), p["role"] == "in")
         storages[p["name"]] = storage
         args.append(tensor)
     snapshots = []
+    if device == "cuda":
+        torch.cuda.synchronize()
     for launch in range(max(1, int(request.get("repeat", 1)))):
         watch.count_traffic = launch == 0  # the traffic of one launch; findings from every launch
         launcher(*args)
-        snapshots.append({name: pyvalues.encode(s.to(torch.float64).numpy() if s.dtype in (torch.float16, torch.bfloat16)
-                                                else s.numpy().copy()) for name, s in storages.items()})
+        if device == "cuda":
+            torch.cuda.synchronize()  # a fault of this launch is raised here, not at a later one
+        snapshots.append({name: pyvalues.encode(_host(s, torch)) for name, s in storages.items()})
     return {"id": request["id"], "ok": True, "buffers": snapshots, "trace": watch.summary()}
+
+
+def _host(storage, torch):
+    """A storage's values on the host, as NumPy (half types widened: NumPy has no bfloat16)."""
+    s = storage.detach().to("cpu")
+    return s.to(torch.float64).numpy() if s.dtype in (torch.float16, torch.bfloat16) else s.numpy().copy()
+
+
+# The audit events Triton's compiler raises while it builds a kernel on a GPU (ptxas, the C compiler
+# for its launcher, ldconfig to find libcuda): allowed there, as the jail's GPU cell allows processes.
+COMPILER_EVENTS = ("os.exec", "os.posix_spawn", "os.spawn", "os.fork", "subprocess.Popen", "ctypes.", "shutil.rmtree")
+COMPILER_MODULES = frozenset({"subprocess", "_posixsubprocess", "ctypes", "_ctypes", "fcntl", "mmap", "resource"})
+
+
+class LaunchCount:
+    """On a GPU, the record of a submission's launches: the @triton.jit functions run, in order. The
+    same summary() shape as the interpreter's watch, with no findings (the GPU is not watched)."""
+
+    def __init__(self, source_file: str):
+        self.source_file = source_file
+        self.launches: list[str] = []
+        self.count_traffic = False
+
+    def install(self, triton) -> bool:
+        """Count every JITFunction.run (a launch, autotuned or not); False if Triton has none."""
+        import triton.runtime.jit as jit
+
+        cls = getattr(jit, "JITFunction", None)
+        run = getattr(cls, "run", None)
+        if cls is None or not callable(run):
+            return False
+        record = self
+
+        def counted(fn_self, *args, **kwargs):
+            if not kwargs.get("warmup"):
+                record.launches.append(str(getattr(getattr(fn_self, "fn", None), "__name__", "kernel"))[:60])
+            return run(fn_self, *args, **kwargs)
+
+        cls.run = counted
+        return True
+
+    def register(self, *args, **kwargs) -> None:
+        """The interpreter's watch learns each tensor's extent; nothing is watched on a GPU."""
+
+    def reset(self) -> None:
+        self.launches = []
+
+    def summary(self) -> dict:
+        return {"launches": list(self.launches[:200]), "device": "cuda"}
+
+
+def _gpu_ready(torch, triton) -> str:
+    """"" where torch sees a CUDA GPU and Triton compiles and runs the grader's own kernel here, else
+    why not (the grader's fault: the student's code has not run yet)."""
+    try:
+        if not torch.cuda.is_available():
+            return "grader fault: torch sees no CUDA GPU in the grading's child"
+        import tritonprobe
+
+        x = torch.arange(1000, dtype=torch.float32, device="cuda")
+        out = torch.empty_like(x)
+        tritonprobe.double[(4,)](x, out, 1000, BLOCK=256)
+        torch.cuda.synchronize()
+        if not bool(torch.equal(out, 2 * x)):
+            return "grader fault: the grader's own Triton kernel computed a wrong answer on this GPU"
+    except BaseException as exc:  # noqa: BLE001 - the environment's failure, reported
+        text = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:400]
+        return f"grader fault: Triton cannot compile and launch a kernel on this GPU ({type(exc).__name__}: {text})"
+    return ""
+
+
+def _context_broken(torch) -> bool:
+    """Whether the CUDA context is unusable after a failed launch (an illegal address and kin)."""
+    try:
+        torch.cuda.synchronize()
+        torch.zeros(1, device="cuda").item()
+        return False
+    except BaseException:  # noqa: BLE001 - any failure means a fresh child
+        return True
 
 
 def _why(exc: BaseException) -> str:

@@ -33,6 +33,7 @@ from ..notebook import SourceMap
 from ..pyexercise.grade import hide_paths
 from ..results import NotRun, Report, TestResult, inert
 from ..submission import PolicyVerdict
+from . import gpu as tritongpu
 from .sandbox import CaseOutcome, TritonWorker, available
 from .spec import TritonSpec
 
@@ -111,24 +112,28 @@ class Findings:
 
 def judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
                expected: Mapping[str, np.ndarray], outcome: CaseOutcome, where: SourceMap, check: str,
-               findings: Findings) -> None:
-    """Judge one case's buffers (correctness, under `check`) and its guards and watch (memory safety)."""
+               findings: Findings, prefix: str = "") -> None:
+    """Judge one case's buffers (correctness, under `check`) and its guards and watch (memory safety).
+    `prefix` starts each finding's label (where it was found: the GPU's compiled run)."""
     wrong_before = len(findings.by_check.get(check, []))
-    _judge_case(spec, sizes, inputs, expected, outcome, where, check, findings)
+    _judge_case(spec, sizes, inputs, expected, outcome, where, check, findings, prefix)
     if len(findings.by_check.get(check, [])) == wrong_before:
         findings.right += 1
 
 
 def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
                 expected: Mapping[str, np.ndarray], outcome: CaseOutcome, where: SourceMap, check: str,
-                findings: Findings) -> None:
-    label = ", ".join(f"{k}={v}" for k, v in sizes.items())
+                findings: Findings, prefix: str = "") -> None:
+    label = prefix + ", ".join(f"{k}={v}" for k, v in sizes.items())
     findings.count(check)
     findings.count("memory-safety")
     if not outcome.ok:
         at = f" (at {where.describe(outcome.line)})" if outcome.line else ""
         findings.add(check, f"{label}: {spec.launcher}() failed: {outcome.error}{at}")
-        findings.failed_runs += 1
+        if tritongpu.fault_finding(outcome):
+            findings.add("memory-safety", f"{label}: the kernel faulted on the GPU: {outcome.error[:200]}")
+        else:
+            findings.failed_runs += 1
         findings.add("memory-safety")
         _watch_findings(outcome.trace, label, where, findings)
         return
@@ -238,25 +243,20 @@ def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec) -> str | N
     return None
 
 
-# Said in the report when a GPU was asked for: the GPU path (Triton's JIT on CUDA tensors) needs ptxas
-# and a C compiler run as subprocesses, which the jail's seccomp filter refuses; it is not built yet.
-GPU_NOTE = ("A GPU was asked for, but a Triton exercise is graded on the CPU path (Triton's interpreter, every "
-            "load and store watched); the GPU path is not built yet.")
-
-
 def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, started: float | None = None,
           requested: str = "auto") -> Report:
-    """Grade one Triton submission on the CPU; never raises for anything the submission does.
-    `requested`: the backend asked for; "gpu" adds a note that the CPU path graded it."""
+    """Grade one Triton submission; never raises for anything the submission does. On the CPU path
+    always; with `requested` "gpu" or "auto" and a usable GPU, also compiled on the GPU (grader/triton/gpu.py)."""
     started = time.perf_counter() if started is None else started
     spec: TritonSpec = exercise.spec  # type: ignore[assignment]
     if seed is None:
         seed = derive_seed(spec.id, sub.sha256)
-    notes: list[str] = [GPU_NOTE] if requested == "gpu" else []
+    notes: list[str] = []
+    backend = [BACKEND]
 
     def report(tests: Sequence[TestResult], not_run: Sequence[NotRun] = (), output: str = "", device: str = "") -> Report:
         tests = [dataclasses.replace(t, output=inert(t.output)) for t in tests]
-        return Report(exercise=spec.id, submission=sub.name, sha256=sub.sha256, backend=BACKEND,
+        return Report(exercise=spec.id, submission=sub.name, sha256=sub.sha256, backend=backend[0],
                       device=device or "CPU, Triton's interpreter", tests=tuple(tests), not_run=tuple(not_run),
                       max_score=spec.max_score, seconds=time.perf_counter() - started, seeds={"base": int(seed)},
                       notes=tuple(map(inert, notes)), student_output=output)
@@ -277,11 +277,15 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         prepared.append((check, sizes, inputs, expected))
     findings = Findings()
     traffic = None
+    index, gpu_note = tritongpu.gpu_index(requested)
+    notes += [gpu_note] if gpu_note else []
     # The reference's traffic comes from a child of its own (never the student's process), started
-    # now so that its start-up overlaps the student's cases.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # now so that its start-up overlaps the student's cases; the GPU child runs beside them too.
+    with ThreadPoolExecutor(max_workers=2) as pool:
         reference = (pool.submit(_reference_traffic, exercise, spec, module, seed)
                      if spec.traffic_size is not None and spec.points.get("traffic") else None)
+        on_gpu = (pool.submit(tritongpu.run_cases, sub.source, spec, prepared, case_params, index, hide_paths(exercise))
+                  if index is not None else None)
         worker = TritonWorker(sub.source, launcher=spec.launcher, limits=spec.limits, hide=hide_paths(exercise))
         try:
             loaded = _run_cases(worker, sub, spec, prepared, findings)
@@ -289,9 +293,21 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
                 traffic = _traffic(worker, spec, module, seed, reference.result())
         finally:
             worker.close()
+        gpu_run = on_gpu.result() if on_gpu is not None else None
     isolation = worker.isolation
     output = shown_output(worker.output)
     device = f"CPU, Triton's interpreter in a child process ({isolation})"
+    if gpu_run is not None and gpu_run.fault:
+        notes.append(f"The GPU path did not run ({gpu_run.fault[:300]}); this is the grader's environment, not a "
+                     "verdict: graded on the CPU path only.")
+    elif gpu_run is not None and loaded.ok:
+        backend[0] = "gpu"
+        device = (f"GPU {index}: Triton's compiler ({gpu_run.seconds:.1f} s); and the CPU: Triton's interpreter, "
+                  f"every load and store watched; each in a child process ({isolation})")
+        for i, outcome in gpu_run.outcomes:
+            check, sizes, inputs, expected = prepared[i]
+            judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings, prefix=tritongpu.PREFIX)
+        output = shown_output(worker.output + gpu_run.output)
     if worker.fault:
         return report([], not_run_all(spec, f"{worker.fault}; this is the grader's fault, not a verdict", fault=True),
                       device=device)

@@ -7,6 +7,7 @@ Triton besides NumPy), its script, and the call: one case of tensors at a time (
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,15 @@ PACKAGES = ("numpy", "torch", "triton", "typing_extensions")
 OPTIONAL_PACKAGES = ("torchgen", "sympy", "mpmath", "filelock", "fsspec", "jinja2", "markupsafe", "networkx")
 # torch starts a thread of its own at import; nothing else a launcher needs may start processes or sockets.
 TRITON_SYSCALLS = SyscallPolicy(processes=False, threads=True, signals=False, unix_sockets=False)
+# On a GPU: the driver's threads and UNIX socket (docs/sandbox.md, "A GPU in the jail"), and Triton's
+# compiler, which runs ptxas and the C compiler as processes (and waits on them).
+TRITON_GPU_SYSCALLS = SyscallPolicy(processes=True, threads=True, signals=True, unix_sockets=True)
+# The CUDA build of torch loads the CUDA libraries of the nvidia-* wheels (a namespace package) at
+# import, and in some versions cuda-python's bindings: lent where installed.
+GPU_PACKAGES = ("nvidia", "cuda")
+# A GPU child's start-up before the first case: torch's CUDA import, the context, Triton's build of
+# its launcher helpers and the grader's own probe kernel. Added to the run limit, never the student's.
+GPU_STARTUP_S = 30.0
 # torch reserves more address space than NumPy (its allocator, its libraries): the floor of the cap.
 MIN_ADDRESS_SPACE = 16 * 1024**3
 
@@ -41,8 +51,9 @@ def available() -> str | None:
 
 
 def lent_packages() -> tuple[str, ...]:
-    """The packages the child is lent: the required ones and those of the optional ones installed."""
-    return PACKAGES + tuple(p for p in OPTIONAL_PACKAGES if importlib.util.find_spec(p) is not None)
+    """The packages the child is lent: the required ones and those of the optional ones installed
+    (the CUDA libraries' packages too: the CUDA build of torch loads them at import, GPU or not)."""
+    return PACKAGES + tuple(p for p in OPTIONAL_PACKAGES + GPU_PACKAGES if importlib.util.find_spec(p) is not None)
 
 
 @dataclass(frozen=True)
@@ -60,19 +71,28 @@ class CaseOutcome:
 class TritonWorker(Worker):
     """One jailed child running one Triton submission under the interpreter; run_case() its launcher."""
 
-    def __init__(self, source: str, *, launcher: str, limits, hide: Sequence[Path] = (), audit: bool = True):
+    def __init__(self, source: str, *, launcher: str, limits, hide: Sequence[Path] = (), audit: bool = True,
+                 gpu: int | None = None):
+        """`gpu`: the index of the GPU to run on (Triton's compiler, CUDA tensors), or None for the
+        CPU (Triton's interpreter, every load and store watched)."""
         self.launcher = launcher
         self.fault = ""
+        self.gpu = gpu
+        if gpu is not None:
+            limits = dataclasses.replace(limits, run_seconds=limits.run_seconds + GPU_STARTUP_S)
         super().__init__(source, functions=(launcher,), public_files={}, limits=limits, hide=hide, audit=audit)
 
     def _start(self) -> LoadOutcome:
         seconds = max(1.0, self.deadline - time.monotonic())
-        limits = child_limits(self.limits, seconds)
+        gpu = self.gpu is not None
+        limits = child_limits(self.limits, seconds, backend="gpu" if gpu else "emu")
         if limits.address_space_bytes is not None:
             limits = type(limits)(**{**limits.__dict__, "address_space_bytes": max(limits.address_space_bytes, MIN_ADDRESS_SPACE)})
-        cell = Cell(packages=lent_packages(), hidden=self.hide, syscalls=TRITON_SYSCALLS, limits=limits)
+        cell = Cell(packages=lent_packages(), hidden=self.hide, syscalls=TRITON_GPU_SYSCALLS if gpu else TRITON_SYSCALLS,
+                    limits=limits, gpu=self.gpu)
         self.jail = jail = Jailed(cell, self.layers)
         jail.write("submission.py", self.source)
+        jail.write("tritonprobe.py", (_HERE / "probe.py").read_text(encoding="utf-8"))
         jail.write("tritonworker.py", (_HERE / "child.py").read_text(encoding="utf-8"))
         jail.write("tritonwatch.py", (_HERE / "watch.py").read_text(encoding="utf-8"))
         jail.write("pyvalues.py", (_PYEXERCISE / "values.py").read_text(encoding="utf-8"))
@@ -80,7 +100,15 @@ class TritonWorker(Worker):
         env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": f"{jail.folder_inside}/.triton",
+               # Triton's own backends, found in its folder rather than by entry point (Triton 3.9's fast path).
+               "TRITON_BACKENDS_IN_TREE": "1",
                "TORCHINDUCTOR_CACHE_DIR": f"{jail.folder_inside}/.inductor"}
+        if gpu:
+            # The compiled path; the GPU's index as the driver numbers its device nodes. A cache of
+            # the jail's own: a shared one would let one grading leave a kernel for the next.
+            del env["TRITON_INTERPRET"]
+            env.update({"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": str(self.gpu),
+                        "CUDA_MODULE_LOADING": "LAZY"})
         self.proc = jail.popen([jail.python, "-I", "-S", "-B", "tritonworker.py"], env=env)
         self.stderr = _CappedReader(self.proc.stderr, self.limits.output_bytes)
         import queue
@@ -89,7 +117,7 @@ class TritonWorker(Worker):
         self.replies = queue.Queue()
         threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
         self._send({"submission": "submission.py", "launcher": self.launcher, "audit": self.audit,
-                    "site": jail.packages_inside})
+                    "site": jail.packages_inside, "device": "cuda" if gpu else "cpu"})
         first = self._reply()
         if first is None:
             return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
@@ -122,7 +150,10 @@ class TritonWorker(Worker):
             return CaseOutcome(False, error=self.dead)
         trace = reply.get("trace") if isinstance(reply.get("trace"), dict) else {}
         if not reply.get("ok"):
-            return CaseOutcome(False, trace=trace, error=str(reply.get("error", "it failed"))[:500], line=_int(reply.get("line")))
+            outcome = CaseOutcome(False, trace=trace, error=str(reply.get("error", "it failed"))[:500], line=_int(reply.get("line")))
+            if reply.get("fatal"):  # the CUDA context is broken: the next case needs a fresh child
+                self._kill(f"its CUDA context failed ({outcome.error[:200]})")
+            return outcome
         try:
             buffers = [{k: pyvalues.decode(v, {}) for k, v in snap.items()} for snap in reply.get("buffers", [])]
         except (pyvalues.NotAValue, ValueError, TypeError, AttributeError) as exc:

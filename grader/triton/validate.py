@@ -18,7 +18,8 @@ Grade = Callable[..., Report]
 
 def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercise, Validation], None], backend: str,
              seed: int, progress: Callable[[str], None]) -> Validation:
-    """Every promise of a Triton exercise, one item each, graded on `backend` (the CPU path: "emu")."""
+    """Every promise of a Triton exercise, one item each, graded on `backend` ("emu": the CPU path alone;
+    "gpu": the CPU path and the compiled one on the GPU; "auto": the GPU where there is one)."""
     spec = exercise.spec
     out = Validation(exercise.id, backend)
     out.add(True, f"spec.toml is valid ({len(spec.params)} launcher parameters, {spec.max_score:g} points)")  # type: ignore[union-attr]
@@ -44,6 +45,10 @@ def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercis
     bad += [f"not graded: {n.reason}" for n in ref.not_run]
     out.add(not bad and ref.score == ref.max_score, f"reference scores {ref.score:g} / {ref.max_score:g}"
             + (": " + "; ".join(bad) if bad else ""))
+    if backend == "gpu":
+        why = "; ".join(ref.notes) or "no GPU was used"
+        out.add(ref.backend == "gpu", "the reference ran compiled on the GPU" if ref.backend == "gpu"
+                else f"the reference did not run on the GPU: {why}")
     if exercise.skeleton_path.is_file():
         progress(exercise.skeleton_path.name)
         skel = graded(exercise.skeleton_path)

@@ -62,7 +62,13 @@ def package_paths(names: Sequence[str]) -> tuple[Path, ...]:
     found: list[Path] = []
     for name in names:
         spec = importlib.util.find_spec(name)
-        if spec is None or not spec.origin:
+        if spec is None:
+            raise ModuleNotFoundError(f"the package {name} is not installed for this Python")
+        if (not spec.origin or spec.origin == "namespace") and spec.submodule_search_locations:
+            # A namespace package (the nvidia-* wheels' `nvidia`): its first folder, where pip puts them all.
+            found.append(Path(list(spec.submodule_search_locations)[0]).resolve())
+            continue
+        if not spec.origin:
             raise ModuleNotFoundError(f"the package {name} is not installed for this Python")
         origin = Path(spec.origin).resolve()
         top = origin.parent if spec.submodule_search_locations else origin
@@ -70,6 +76,9 @@ def package_paths(names: Sequence[str]) -> tuple[Path, ...]:
         libs = top.parent / f"{name}.libs"
         if libs.is_dir():
             found.append(libs.resolve())
+        # Its distribution's metadata: a package that finds its plugins by entry point (Triton finds
+        # its GPU backends so) reads it through importlib.metadata on sys.path.
+        found += sorted(p.resolve() for p in top.parent.glob(f"{name}-*.dist-info") if p.is_dir())[:1]
     return tuple(dict.fromkeys(found))
 
 
