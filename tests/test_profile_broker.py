@@ -178,7 +178,8 @@ def test_a_group_is_one_ncu_run_and_each_answer_is_what_its_lone_run_computes(fa
 
 
 def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
-    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}") for i in range(5)}
+    # Each with a reference module of its own: no reference launch is remembered across groups here.
+    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}", f"ok {100 + i}") for i in range(5)}
     broker = _broker(fake, group=2, prestart=True)
     answers = _ask_all(fake, broker, requests)
     assert broker.stats["groups"] == 2 and broker.stats["single"] == 1  # 2 + 2 + 1
