@@ -20,7 +20,10 @@ The batch's mix (--mix):
   line with the student's number, locals renamed, its own indentation: no two files byte-identical)
   and drawn from --class-seed, so a seed is one class. Default size 100. It reports the counts and
   scores per category and, on a GPU, the profiler's lane: its busy share of the batch, ncu runs,
-  jobs per run, profiled launches and seconds per profiled launch.
+  jobs per run, profiled launches (and reference launches taken from the profiler's cache instead)
+  and seconds per profiled launch.
+
+--keep-results FOLDER keeps the batch's results documents, for bench/compare_results.py.
 """
 from __future__ import annotations
 
@@ -215,9 +218,12 @@ def lane_figures(runs: list[dict], seconds: float) -> dict[str, float]:
     median launch (its own clock, from the child's record of it)."""
     launches = [l[1] - l[0] for r in runs for l in r.get("launches") or []]
     busy = sum(r["end"] - r["start"] for r in runs)
+    # (a log written before the profiler remembered reference launches has no "cached" or "metrics")
+    metrics = sorted({r["metrics"] for r in runs if r.get("metrics")})
     return {"runs": len(runs), "jobs": sum(r["jobs"] for r in runs), "launches": len(launches), "busy": busy,
             "share": busy / seconds, "per_launch": busy / len(launches) if launches else float("nan"),
-            "median_launch": statistics.median(launches) if launches else float("nan")}
+            "median_launch": statistics.median(launches) if launches else float("nan"),
+            "cached": sum(r.get("cached", 0) for r in runs), "metrics": metrics}
 
 
 def lane_line(runs: list[dict], seconds: float) -> str:
@@ -225,8 +231,10 @@ def lane_line(runs: list[dict], seconds: float) -> str:
     if not runs:
         return "Profiler: no ncu runs."
     f = lane_figures(runs, seconds)
+    asked = f" ({'/'.join(map(str, f['metrics']))} metrics asked)" if f["metrics"] else ""
     return (f"Profiler: lane busy {f['busy']:.1f} s, {f['share']:.0%} of the batch; {f['runs']} ncu runs of "
-            f"{f['jobs'] / f['runs']:.1f} jobs on average; {f['launches']} profiled launches, {f['per_launch']:.2f} s "
+            f"{f['jobs'] / f['runs']:.1f} jobs on average; {f['launches']} profiled launches{asked} and "
+            f"{f['cached']} reference launches from the batch's cache, {f['per_launch']:.2f} s "
             f"of lane per profiled launch (start-up and reports included), a launch {f['median_launch']:.2f} s median.")
 
 
@@ -308,6 +316,9 @@ def main() -> int:
     parser.add_argument("--without", metavar="CHECK", default=None,
                         help="a diagnostic: grade the batch with a copy of the exercise whose spec lacks this check "
                              "(e.g. traffic), to measure what that check costs the batch")
+    parser.add_argument("--keep-results", metavar="FOLDER", type=Path, default=None,
+                        help="copy the batch's results documents (results/<student>.json) into FOLDER, to compare two "
+                             "runs' verdicts with bench/compare_results.py")
     args = parser.parse_args()
     byte_compile()
     files = corpus()[:args.limit]
@@ -352,6 +363,10 @@ def main() -> int:
         alone = {path.stem: verdict["score"] for path, _, verdict, _ in rows}
         batch_seconds, finished, summary = run_batch(batch, tmp / "out", size, args.batch_limit, alone, categories) \
             if size else (1e-9, True, [])
+        if args.keep_results is not None:
+            args.keep_results.mkdir(parents=True, exist_ok=True)
+            for doc in sorted((tmp / "out" / "results").glob("*.json")):
+                shutil.copy(doc, args.keep_results / doc.name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     times = [r[1] for r in rows] or [float("nan")]

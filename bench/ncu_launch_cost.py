@@ -20,6 +20,9 @@ The variants (variants(); DEFAULT_VARIANTS, every one but the last three, run by
   saved and restored between passes); every variant below carries them too, so each row says its
   passes.
 - one-metric: only the first metric the traffic check compares: the passes one metric needs.
+- no-atomics: the grader's metric set without the four global atomic metrics (load and store
+  sectors and requests): what the grader asks ncu for when neither module's PTX has a global or
+  generic atomic (grader.checks.counters.ncu_request, grader.checks.atomic_free), as level2's have not.
 - cache-none: --cache-control none (the grader runs ncu's default, all: caches flushed before
   every pass).
 - replay-application: --replay-mode application: ncu runs the whole runner once per pass instead
@@ -52,7 +55,7 @@ sys.path.insert(0, str(ROOT))
 
 from grader import api, exercise as exercise_module  # noqa: E402
 from grader.kinds.cuda_compile import compile_submission  # noqa: E402
-from grader.checks.counters import ncu_metrics  # noqa: E402
+from grader.checks.counters import ATOMIC_METRICS, ncu_metrics  # noqa: E402
 from grader.run.parent.supervisor import read_results, runner_argv  # noqa: E402
 from grader.run.tasks import Task  # noqa: E402
 from grader.submission import Submission  # noqa: E402
@@ -62,7 +65,8 @@ PASSES = "profiler__replayer_passes"
 BACKED_UP = "profiler__replayer_bytes_mem_backed_up.sum"
 PROFILER_METRICS = (PASSES, BACKED_UP)
 # replay-application last: it runs the whole child once per pass, the one a spent budget may cut
-DEFAULT_VARIANTS = ("no-ncu", "startup", "grader", "passes", "one-metric", "cache-none", "half-size", "replay-application")
+DEFAULT_VARIANTS = ("no-ncu", "startup", "grader", "passes", "one-metric", "no-atomics", "cache-none", "half-size",
+                    "replay-application")
 
 
 @dataclass(frozen=True)
@@ -103,12 +107,15 @@ def variants(ncu: str, metrics: Sequence[str], kernels: Sequence[str]) -> dict[s
     grader = tuple(ncu_wrapper(ncu, metrics, kernels))
     counted = tuple(ncu_wrapper(ncu, [*metrics, *PROFILER_METRICS], kernels))
     loads_stores = [m for m in metrics if "_ld." in m or "_st." in m]
+    no_atomics = [m for m in metrics if m not in ATOMIC_METRICS]
     return {
         "no-ncu": Variant("the runner alone", ()),
         "startup": Variant("ncu, no launch profiled", tuple(ncu_wrapper(ncu, metrics, ["no_kernel_is_named_this"]))),
         "grader": Variant("the grader's ncu command", grader),
         "passes": Variant("+ pass and backup metrics", counted),
         "one-metric": Variant(f"one metric ({metrics[0]})", tuple(ncu_wrapper(ncu, [metrics[0], *PROFILER_METRICS], kernels))),
+        "no-atomics": Variant("no global atomic metrics (atomic-free modules)",
+                              tuple(ncu_wrapper(ncu, [*no_atomics, *PROFILER_METRICS], kernels))),
         "cache-none": Variant("--cache-control none", _with_options(counted, "--cache-control", "none")),
         "replay-application": Variant("--replay-mode application", _with_options(counted, "--replay-mode", "application")),
         "half-size": Variant("half the profiled size", counted, half=True),

@@ -40,7 +40,7 @@ def test_variants_reach_ncu_and_the_table_reads_its_log(tmp_path, capsys):
     ncu = tmp_path / "ncu"
     ncu.write_text(FAKE_NCU.format(python=sys.executable, calls=str(calls)))
     ncu.chmod(0o755)
-    names = ["grader", "passes", "one-metric", "cache-none", "half-size", "replay-application"]
+    names = ["grader", "passes", "one-metric", "no-atomics", "cache-none", "half-size", "replay-application"]
     assert _script().main(["--ncu", str(ncu), "--jobs", "1", "--variants", ",".join(names)]) == 0
     argvs = dict(zip(names, (json.loads(line) for line in calls.read_text().splitlines())))
     for name, argv in argvs.items():
@@ -52,6 +52,11 @@ def test_variants_reach_ncu_and_the_table_reads_its_log(tmp_path, capsys):
     assert argvs["replay-application"][argvs["replay-application"].index("--replay-mode") + 1] == "application"
     assert "--cache-control" not in argvs["grader"] and "--replay-mode" not in argvs["grader"]
     assert len(argvs["one-metric"][argvs["one-metric"].index("--metrics") + 1].split(",")) == 3
+    # The grader's set for atomic-free modules: load and store sectors and requests, and the pass metrics.
+    no_atomics = argvs["no-atomics"][argvs["no-atomics"].index("--metrics") + 1].split(",")
+    grader = argvs["grader"][argvs["grader"].index("--metrics") + 1].split(",")
+    assert len(grader) == 8 and [m for m in no_atomics if m in grader] == [m for m in grader if "atom" not in m and "red" not in m]
+    assert len(no_atomics) == 4 + 2 and not any("_op_atom" in m or "_op_red" in m for m in no_atomics)
     rows = {line.split(" | ")[0].lstrip("| "): line for line in capsys.readouterr().out.splitlines()
             if line.startswith("| ") and not line.startswith(("| variant", "| ---"))}
     assert set(rows) == set(names)

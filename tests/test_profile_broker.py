@@ -178,7 +178,8 @@ def test_a_group_is_one_ncu_run_and_each_answer_is_what_its_lone_run_computes(fa
 
 
 def test_groups_take_at_most_k_and_a_prestarted_child_serves_the_next(fake):
-    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}") for i in range(5)}
+    # Each with a reference module of its own: no reference launch is remembered across groups here.
+    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}", f"ok {100 + i}") for i in range(5)}
     broker = _broker(fake, group=2, prestart=True)
     answers = _ask_all(fake, broker, requests)
     assert broker.stats["groups"] == 2 and broker.stats["single"] == 1  # 2 + 2 + 1
@@ -508,3 +509,105 @@ def test_a_launch_that_failed_under_ncu_says_ncu_failed_and_claims_no_trap():
     assert "ncu process exited with status 9" in counts_from(
         request, {task.id: TaskResult(task.id, "crashed", "the process running your kernel exited with status 9: x")},
         NcuRows((), ()))[1]
+
+
+def _ask_now(fake, broker: ProfileBroker, requests: dict[str, NcuRequest]) -> dict[str, dict | None]:
+    """Every request asked at once of a broker already running."""
+    with ThreadPoolExecutor(len(requests)) as pool:
+        futures = {name: pool.submit(profile_spool.ask, broker.spool, r.to_json(), fake["tmp"] / name / "answer.json", 60)
+                   for name, r in requests.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def test_a_reference_launch_is_profiled_once_and_spliced_into_later_answers(fake):
+    """The first group profiles the reference and remembers it; a later group sends only its
+    submissions' launches to ncu, and every answer is still what the grading's lone run computes."""
+    first = {f"a{i}": _request(fake, f"a{i}", f"ok {1000 * (i + 1)}") for i in range(3)}
+    later = {f"b{i}": _request(fake, f"b{i}", f"ok {5000 + i}") for i in range(3)}
+    other = {"c": _request(fake, "c", "ok 7", "ok 200")}  # another reference module: other bytes
+    broker = _broker(fake).start()
+    try:
+        answers = {**_ask_now(fake, broker, first), **_ask_now(fake, broker, later)}
+        answers.update(_ask_now(fake, broker, other))
+    finally:
+        broker.stop()
+    for name, r in {**first, **later, **other}.items():
+        assert answers[name] == _answer(_alone(fake, r, name)), name
+    assert answers["b2"]["by_size"]["N = 64"]["reference"][METRICS[0]] == 100 + 64
+    assert answers["c"]["by_size"]["N = 64"]["reference"][METRICS[0]] == 200 + 64
+    assert broker.stats["cached"] == len(SIZES) * len(later)  # the other module's reference was profiled
+    cached = [r["cached"] for r in broker.runs if r["jobs"] > 1 or r["cached"]]
+    assert cached[0] == 0 and sum(cached) == len(SIZES) * len(later)
+    # The later runs profiled the submissions' launches only.
+    assert all(len(r["launches"]) == r["jobs"] * len(SIZES) for r in broker.runs if r["cached"])
+    assert broker.stats["remembered"] == len(SIZES)  # once per size ("c", alone in its run, profiled as alone)
+
+
+def test_the_reference_key_is_the_module_s_bytes_and_the_launch(fake):
+    from dataclasses import replace
+
+    from grader.run.parent.profile_broker import reference_key
+
+    a, b = _request(fake, "ka", "ok 1"), _request(fake, "kb", "ok 2")  # same reference bytes, other files
+    ref = [t for t in a.tasks if t.module == "reference"]
+    assert reference_key(a, ref[0]) == reference_key(b, ref[0]) is not None
+    assert reference_key(a, ref[0]) != reference_key(a, ref[1])  # another size
+    assert reference_key(a, ref[0]) != reference_key(a, replace(ref[0], seeds=(8,)))
+    assert reference_key(a, ref[0]) != reference_key(replace(a, metrics=METRICS[:1]), ref[0])
+    assert reference_key(a, ref[0]) != reference_key(replace(a, zero=METRICS[1:]), ref[0])
+    c = _request(fake, "kc", "ok 1", "ok 101")
+    assert reference_key(a, ref[0]) != reference_key(c, ref[0])
+    assert reference_key(a, a.tasks[0]) is None  # the submission's launches are never remembered
+    Path(c.modules["reference"]).unlink()
+    assert reference_key(c, ref[0]) is None  # unreadable: not remembered
+
+
+@pytest.mark.parametrize("how", ["error", "fatal"])
+def test_with_a_remembered_reference_a_failing_job_still_costs_only_itself(fake, how):
+    first = {"a": _request(fake, "a", "ok 1000"), "a2": _request(fake, "a2", "ok 2000")}
+    later = {f"b{i}": _request(fake, f"b{i}", how if i == 1 else f"ok {3000 + i}") for i in range(4)}
+    broker = _broker(fake)
+    broker.start()
+    try:
+        answers = {**_ask_now(fake, broker, first), **_ask_now(fake, broker, later)}
+    finally:
+        broker.stop()
+    assert answers["b1"] is None and broker.stats["told_alone"] == 1  # its grading profiles alone, as today
+    assert broker.stats["cached"] > 0
+    for name, r in {**first, **later}.items():
+        if name != "b1":
+            assert answers[name] == _answer(_alone(fake, r, name)), name
+
+
+def test_a_reference_launch_that_failed_is_not_remembered(fake):
+    requests = {f"s{i}": _request(fake, f"s{i}", f"ok {i}", "error") for i in range(3)}
+    broker = _broker(fake)
+    answers = _ask_all(fake, broker, requests)
+    # Each grading is told to profile alone, or (the last, alone in its run) gets its lone run's problem.
+    assert all(a is None or "reference launch under ncu failed" in a["problem"] for a in answers.values())
+    assert broker.stats["remembered"] == 0 and broker.stats["cached"] == 0
+
+
+def test_splicing_puts_remembered_launches_back_in_launch_order():
+    from dataclasses import replace
+
+    from grader.run.parent.profile_broker import CachedLaunch, launch_rows, splice
+
+    tasks = tuple(Task(id=f"t:{m}:{k}", kind="profile", backend="gpu", module=m, sizes={"N": k})
+                  for m in ("submission", "reference") for k in (1, 2))
+    req = NcuRequest("x", {}, tasks, ("m",), ("k1", "k2"))  # two kernels: two rows a launch
+    sub_only = replace(req, tasks=tasks[:2])
+    rows = lambda *v: NcuRows(tuple({"m": float(x)} for x in v), ())  # noqa: E731
+    hits = {t.id: CachedLaunch(TaskResult(t.id, "ok"), ({"m": 90.0 + i}, {"m": 95.0 + i})) for i, t in enumerate(tasks[2:])}
+    sub_ids = [t.id for t in tasks[:2]]
+    # Job 0 sends every launch, job 1 only its submission's.
+    results, parsed = splice([req, req], [req, sub_only], [_ok([t.id for t in tasks]), _ok(sub_ids)],
+                             rows(*range(1, 9), 11, 12, 13, 14), [{}, hits])
+    assert [r["m"] for r in parsed.rows] == [*range(1, 9), 11, 12, 13, 14, 90, 95, 91, 96]
+    assert set(results[1]) == {t.id for t in tasks}
+    done = attribute([req, req], results, parsed)
+    assert done.alone == () and done.kept[1] == counts_from(req, _ok([t.id for t in tasks]), rows(11, 12, 13, 14, 90, 95, 91, 96))
+    # A row too many in what was sent: nothing is spliced (the group is settled as before).
+    assert splice([req], [sub_only], [_ok(sub_ids)], rows(1, 2, 3, 4, 5), [hits]) is None
+    assert launch_rows([sub_only], [_ok(sub_ids)], rows(1, 2, 3, 4)) == [{sub_ids[0]: ({"m": 1.0}, {"m": 2.0}),
+                                                                         sub_ids[1]: ({"m": 3.0}, {"m": 4.0})}]

@@ -52,6 +52,9 @@ class Context:
     has_reference: bool
     emu_available: bool
     place: Callable[[int], str] | None = None  # line -> "file:line" or "notebook cell C, line L" (grader.notebook)
+    # The base seed every grading of the exercise shares (grader.grading.seed.class_seed); None: a
+    # context built without one (tests), whose class is its own seed.
+    class_seed: int | None = None
     planned: dict[str, Task] = field(default_factory=dict)
     results: dict[str, TaskResult] = field(default_factory=dict)
     correctness: CorrectnessSummary | None = None
@@ -107,6 +110,13 @@ class Context:
     def seed_for(self, label: str) -> int:
         """A seed derived from the run's base seed and a label: fresh per launch, reproducible with --seed."""
         return int.from_bytes(hashlib.sha256(f"{self.seed}:{label}".encode()).digest()[:4], "little")
+
+    def class_seed_for(self, label: str) -> int:
+        """A seed derived from the class's base seed and a label: the same for every student of the
+        exercise (the counter checks' profile launches: the reference is measured on the same inputs
+        whoever is graded, so a batch measures it once), and seed_for()'s value under a fixed --seed."""
+        base = self.seed if self.class_seed is None else self.class_seed
+        return int.from_bytes(hashlib.sha256(f"{base}:{label}".encode()).digest()[:4], "little")
 
     def quote(self, line: int | None) -> str:
         """`file:line` plus the source text of that line, for messages that point at student code."""

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Sequence
 
 from ..results import TestResult
+from .atomic_free import atomic_free
 from ..spec import COUNTER_METRICS, CheckSpec, Spec
 from ..run.parent.supervisor import Prestarted, StageStop, TaskSupervisor
 from ..run.tasks import Task, TaskResult
@@ -69,6 +70,11 @@ def compared(category: str, conf: CheckSpec) -> tuple[str, ...]:
     """The metrics a counters check sums: the spec's `counters`, else the check's default."""
     return tuple(conf.counters) if conf.counters else MEASURES[category].compared
 NCU_STAGE = "ncu"
+# The label of the counter checks' profile launches' seed (Context.class_seed_for: the class's, not
+# the student's, so the reference is measured on the same inputs for everyone).
+PROFILE_SEED = "profile"
+# The global atomic metrics: exactly 0 for modules without global or generic atomics (atomic_free).
+ATOMIC_METRICS = (ATOM_SECTORS, RED_SECTORS, ATOM_REQUESTS, RED_REQUESTS)
 
 
 class CountersCheck:
@@ -85,7 +91,7 @@ class CountersCheck:
             if shipped_counters.load(ctx.exercise.root, self.category, conf) is not None and ctx.emu_available:
                 sizes = shipped_counters.sizes_of(conf)
                 return [Task(id=_profile_id("submission", sizes), kind="profile", backend="emu", module="submission",
-                             sizes=sizes, seeds=(ctx.seed_for("profile"),), compare=False)]
+                             sizes=sizes, seeds=(ctx.class_seed_for(PROFILE_SEED),), compare=False)]
             return []
         if ctx.backend == "gpu":
             # One ncu run profiles every launch all counter checks need (ncu's start-up costs seconds);
@@ -99,7 +105,7 @@ class CountersCheck:
         # (a kernel that hung there would spend its step budget again here).
         needs = tuple(correctness_task_ids(ctx))
         return [Task(id=_profile_id(m, sizes), kind="profile", backend="emu", module=m, sizes=sizes,
-                     seeds=(ctx.seed_for("profile"),), compare=False, requires=needs) for m in ("submission", "reference")]
+                     seeds=(ctx.class_seed_for(PROFILE_SEED),), compare=False, requires=needs) for m in ("submission", "reference")]
 
     def judge(self, ctx: Context, conf: CheckSpec) -> Sequence[TestResult]:
         name = self.measure.name
@@ -232,26 +238,44 @@ def ncu_prestart(spec: Spec, runner: TaskSupervisor, tools: Tools, wait: float) 
 @dataclass(frozen=True)
 class NcuRequest:
     """One grading's ncu run as data: the launches (every submission launch before any reference
-    launch), the metrics and kernels to profile; what a batch's profiler needs to run it for the grading."""
+    launch), the metrics and kernels to profile; what a batch's profiler needs to run it for the grading.
+    `zero`: metrics of `metrics` known to be 0 (the global atomics' where no module has any): not
+    asked of ncu (fewer replay passes), filled in as 0, so the counts are the ones ncu would give."""
 
     exercise_root: str
     modules: Mapping[str, str]  # module name -> CUBIN
     tasks: tuple[Task, ...]
     metrics: tuple[str, ...]
     kernels: tuple[str, ...]    # the exercise's chain: one ncu row per kernel per launch
+    zero: tuple[str, ...] = ()
+
+    @property
+    def asked(self) -> tuple[str, ...]:
+        """The metrics ncu is asked for: `metrics` but the known zeros."""
+        return tuple(m for m in self.metrics if m not in self.zero)
 
     def to_json(self) -> dict[str, Any]:
         return {"exercise": self.exercise_root, "modules": dict(self.modules), "tasks": [t.to_json() for t in self.tasks],
-                "metrics": list(self.metrics), "kernels": list(self.kernels)}
+                "metrics": list(self.metrics), "kernels": list(self.kernels), "zero": list(self.zero)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "NcuRequest":
         return cls(str(data["exercise"]), {str(k): str(v) for k, v in data["modules"].items()},
-                   tuple(Task.from_json(t) for t in data["tasks"]), tuple(data["metrics"]), tuple(data["kernels"]))
+                   tuple(Task.from_json(t) for t in data["tasks"]), tuple(data["metrics"]), tuple(data["kernels"]),
+                   tuple(data.get("zero", ())))
 
     def wrapper(self, ncu: str) -> list[str]:
         """The ncu command line that profiles these launches."""
-        return ncu_wrapper(ncu, list(self.metrics), list(self.kernels))
+        return ncu_wrapper(ncu, list(self.asked), list(self.kernels))
+
+    def parse(self, text: str) -> NcuRows:
+        """ncu's rows from its log, each with every metric of `metrics` in order (the known zeros as 0.0)."""
+        parsed = parse_ncu_csv(text, self.asked)
+        if not self.zero:
+            return parsed
+        rows = tuple({m: (0.0 if m in self.zero else row[m]) for m in self.metrics if m in self.zero or m in row}
+                     for row in parsed.rows)
+        return NcuRows(rows, parsed.missing)
 
 
 # (counts by size text -> module -> metric -> value, None), or (None, the problem)
@@ -265,10 +289,16 @@ def ncu_request(ctx: Context) -> NcuRequest:
     sizes = list({sizes_text(conf.size): dict(conf.size) for conf in checks.values()}.values())
     # Every submission launch comes before any reference launch: no output of the reference exists
     # in the process while student code can still run there.
+    modules = ("submission", "reference")
     tasks = tuple(Task(id=f"ncu:{m}:{sizes_text(s)}", kind="profile", backend="gpu", module=m, sizes=s,
-                       seeds=(ctx.seed_for("profile"),), compare=False) for m in ("submission", "reference") for s in sizes)
-    return NcuRequest(str(ctx.exercise.root), dict(ctx.runner.modules.get("gpu", {})), tasks, tuple(ncu_metrics(ctx.spec)),
-                      tuple(k.name for k in ctx.spec.kernel.chain))
+                       seeds=(ctx.class_seed_for(PROFILE_SEED),), compare=False) for m in modules for s in sizes)
+    metrics = tuple(ncu_metrics(ctx.spec))
+    # The global atomic metrics cost ncu replay passes of their own; read from both modules' PTX
+    # (compiled with their CUBINs), where neither has a global or generic atomic they are 0.
+    ptx = ctx.runner.modules.get("emu", {})
+    zero = tuple(m for m in ATOMIC_METRICS if m in metrics) if atomic_free(ptx.get(m) for m in modules) else ()
+    return NcuRequest(str(ctx.exercise.root), dict(ctx.runner.modules.get("gpu", {})), tasks, metrics,
+                      tuple(k.name for k in ctx.spec.kernel.chain), zero)
 
 
 def _ncu_counts(ctx: Context) -> NcuCounts:
@@ -287,8 +317,12 @@ def _ncu_counts(ctx: Context) -> NcuCounts:
         # once the grading's deadline has passed (Context.finish), no lone ncu run starts.
         if ctx.stop_event(NCU_STAGE).is_set():
             return None, ctx.stop_event(NCU_STAGE).reason or "the profiler's run was stopped"
-    return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=ctx.take_prestart(NCU_STAGE),
-                         stop=ctx.stop_event(NCU_STAGE))
+    prestarted = ctx.take_prestart(NCU_STAGE)
+    if prestarted is not None:
+        # Started before the PTX was known (ncu_prestart), asking for every metric: it measures them
+        # all, which the known zeros equal.
+        request = replace(request, zero=())
+    return profile_alone(ctx.runner, request, ctx.tools.ncu, prestarted=prestarted, stop=ctx.stop_event(NCU_STAGE))
 
 
 def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestarted: Prestarted | None = None,
@@ -302,7 +336,7 @@ def profile_alone(runner: TaskSupervisor, request: NcuRequest, ncu: str, prestar
     stage = runner.run(request.tasks, backend="gpu", wrapper=request.wrapper(ncu), log_name="ncu", extra_env=ncu_env(gpu),
                        prestarted=prestarted, stop=stop)
     text = stage.log_text() + "\n" + "\n".join(c.stdout for c in stage.children)
-    return counts_from(request, stage.results, parse_ncu_csv(text, request.metrics))
+    return counts_from(request, stage.results, request.parse(text))
 
 
 def ncu_failure_text(module: str, message: str) -> str:

@@ -14,3 +14,17 @@ def derive_seed(exercise_id: str, sha256: str | None, secret: str | None = None)
     secret = os.environ.get(SECRET_VARIABLE, "") if secret is None else secret
     text = "\0".join(["kernel-grader seed", exercise_id, sha256 or "unreadable", secret])
     return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def class_seed(exercise_id: str, fixed: int | None, secret: str | None = None) -> int:
+    """The base seed of the launches every grading of an exercise shares: the counter checks' profile
+    launches, whose reference counts are then one per class, not one per student (a batch's
+    profiler measures them once, grader.run.parent.profile_broker). A fixed --seed is used as it is
+    (a grading with --seed S profiles what it always did); else it comes from the exercise and the
+    course's secret alone, never from the submission, so that which student is graded changes
+    nothing the reference is measured on."""
+    if fixed is not None:
+        return fixed
+    secret = os.environ.get(SECRET_VARIABLE, "") if secret is None else secret
+    text = "\0".join(["kernel-grader class seed", exercise_id, secret])
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()[:4], "little") & 0x7FFFFFFF

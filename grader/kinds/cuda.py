@@ -32,7 +32,7 @@ from ..grading.backend import BACKENDS, ask_for_gpu, driver_present, resolve_bac
 from ..grading.children import child_env, grading_tag
 from ..grading.not_run import every_check_not_run, grader_broken, not_compiled
 from ..grading.output import shown_output
-from ..grading.seed import derive_seed
+from ..grading.seed import class_seed, derive_seed
 from ..grading.submitted import Submitted
 from ..grading.validation import Validation
 from ..results import NotRun, Report, TestResult, inert
@@ -134,6 +134,7 @@ def _checked(exercise: Exercise, sub: Submitted, backend: str, gpu: GpuInfo | No
     clock, started = runner.clock, runner.clock.origin
     if sub.where.note():
         notes.append(sub.where.note())
+    shared = class_seed(spec.id, seed)  # from --seed or the exercise: not from the submission's seed below
     if seed is None:
         seed = derive_seed(spec.id, sub.sha256)
 
@@ -154,7 +155,7 @@ def _checked(exercise: Exercise, sub: Submitted, backend: str, gpu: GpuInfo | No
     tools = find_tools() if backend == "gpu" else Tools()
     if not early:  # (GPU children already started while the probe ran are kept)
         early.update(prestart(exercise, backend, runner, tools))
-    return _compile_and_check(exercise, sub, backend, gpu, seed, runner, tools, early, notes, report)
+    return _compile_and_check(exercise, sub, backend, gpu, (seed, shared), runner, tools, early, notes, report)
 
 
 def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: Tools) -> dict:
@@ -173,9 +174,11 @@ def prestart(exercise: Exercise, backend: str, runner: TaskSupervisor, tools: To
     return {stage: child for stage, child in early.items() if child is not None}
 
 
-def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: GpuInfo | None, seed: int,
+def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: GpuInfo | None, seeds: tuple[int, int],
                        runner: TaskSupervisor, tools: Tools, early: dict, notes: list[str], report) -> Report:
-    """Compile, plan every check's launches, run them, and judge: the Report, through `report`."""
+    """Compile, plan every check's launches, run them, and judge: the Report, through `report`.
+    `seeds`: the grading's base seed and the class's (grader.grading.seed.class_seed)."""
+    seed, shared = seeds
     where = sub.where
     spec = exercise.spec
     tmp = runner.workdir
@@ -203,7 +206,7 @@ def _compile_and_check(exercise: Exercise, sub: Submitted, backend: str, gpu: Gp
     # sanitizer that only starts after the launches (the emulator could not run the kernel) gets
     # what is left of that, not a run limit of its own.
     deadline = time.monotonic() - (time.perf_counter() - runner.clock.origin) + 2 * spec.limits.compile_seconds + spec.limits.run_seconds
-    ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, tools=tools, source_name=sub.name,
+    ctx = Context(exercise=exercise, backend=backend, runner=runner, seed=seed, class_seed=shared, tools=tools, source_name=sub.name,
                   source=sub.source, place=where.describe, has_reference=has_reference, emu_available=_emu_importable(), prestarted=early,
                   deadline=deadline)
     tests: list[TestResult] = [compiled_test] if compiled_test else []

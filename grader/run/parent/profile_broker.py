@@ -11,6 +11,17 @@ ncu child of the broker's in flight (a lane: one per GPU, so two GPUs each run a
 and attributes ncu's rows to the jobs in launch order. Each answer is what the grading's own ncu run
 would have computed (grader.checks.counters.counts_from on the same launches and rows).
 
+The reference's launches are the same for every grading of an exercise (the same module, sizes and
+seed: grader.grading.seed.class_seed), so the broker measures each once per batch: the rows and result
+of a reference launch of a job that kept its counts are remembered under reference_key() (the
+module's bytes, the launch, the exercise, the metrics and kernels; one broker is one kind of GPU),
+and a later job whose reference launches are all remembered sends only its submission's launches to
+ncu; the remembered rows are spliced back in launch order (splice) before attribution, so
+counts_from() reads exactly what a run of every launch would have given. Groups that start before a
+reference is remembered profile it again themselves (no waiting: the first to keep its counts
+fills the cache). Where the rows of the launches sent cannot be told apart, nothing is spliced and
+the group is settled as before (its jobs alone or queued again).
+
 Anything irregular in a group costs only the job that caused it: when the rows can still be told
 apart (as many rows as launches that succeeded), every job whose launches all succeeded keeps its
 counts; the first job that did not is told to profile alone, and its grading runs its own ncu child
@@ -19,15 +30,19 @@ to the front of the queue. When the rows cannot be told apart and no launch fail
 group is told to profile alone. A broker that fails outright tells its gradings the same; one that
 stops answering is noticed by its heartbeat (grader.run.parent.profile_spool).
 
-Over 400 lines as one module because the broker's queue, its lanes and the attribution of ncu's rows
-are one procedure: which jobs keep their counts, which go back to the queue and which profile alone
-is decided from the attribution inside the broker's run of a group.
+Over 400 lines as one module because the broker's queue, its lanes, the attribution of ncu's rows and
+the remembered reference launches are one procedure: which jobs keep their counts, which go back to
+the queue, which profile alone and which launches are remembered is decided from the attribution
+inside the broker's run of a group.
 """
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import itertools
 import json
+import math
 import os
 import threading
 import time
@@ -43,8 +58,8 @@ from ...checks.counters import NcuCounts, NcuRequest, counts_from, profile_alone
 from .sandbox import ChildRun, start_child
 from ...spec import Limits
 from .supervisor import Prestarted, TaskSupervisor, child_limits, read_results, runner_argv, write_atomically
-from ..tasks import TaskResult
-from ...tools import NcuRows, file_name_part, ncu_env, parse_ncu_csv
+from ..tasks import Task, TaskResult
+from ...tools import NcuRows, file_name_part, ncu_env
 
 DEFAULT_GROUP = 8
 # How long the oldest request may wait for others to join its group while a GPU is free for it: every
@@ -70,7 +85,13 @@ class Pending:
     @property
     def key(self) -> tuple:
         """Requests profiled together share an exercise and an ncu command line."""
-        return (self.request.exercise_root, self.request.metrics, self.request.kernels)
+        return run_key(self.request)
+
+
+def run_key(request: NcuRequest) -> tuple:
+    """What requests profiled in one ncu run share: the exercise, the metrics asked (and known to be 0)
+    and the kernels."""
+    return (request.exercise_root, request.metrics, request.zero, request.kernels)
 
 
 @dataclass(frozen=True)
@@ -80,6 +101,69 @@ class Attribution:
     kept: Mapping[int, NcuCounts]
     alone: tuple[int, ...]
     again: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CachedLaunch:
+    """A reference launch measured earlier in the batch: its result and its ncu rows (one per kernel
+    of the exercise's chain, in order)."""
+
+    result: TaskResult
+    rows: tuple[Mapping[str, float], ...]
+
+
+def reference_key(request: NcuRequest, task: Task) -> tuple | None:
+    """What a reference launch's rows depend on: the exercise, the module's bytes (its hash), the
+    launch (sizes, seeds, every field of the task) and the ncu command's metrics and kernels; the
+    kind of GPU is the broker's own. None for a launch not to remember: not the reference's, or its
+    module unreadable."""
+    if task.module != "reference":
+        return None
+    try:
+        digest = hashlib.sha256(Path(request.modules[task.module]).read_bytes()).hexdigest()
+    except (OSError, KeyError):
+        return None
+    return (request.exercise_root, digest, json.dumps(task.to_json(), sort_keys=True), request.metrics, request.zero,
+            request.kernels)
+
+
+def launch_rows(requests: Sequence[NcuRequest], results: Sequence[Mapping[str, TaskResult]],
+                parsed: NcuRows) -> list[dict[str, tuple[Mapping[str, float], ...]]] | None:
+    """Each job's rows by task id (launch order: job by job, each job's tasks in order; a launch that
+    did not succeed has none), or None where the rows do not add up to one per kernel per launch that
+    succeeded (as attribute() decides)."""
+    per = len(requests[0].kernels) if requests else 1
+    ok = [[results[j].get(t.id) is not None and results[j][t.id].status == "ok" for t in req.tasks]
+          for j, req in enumerate(requests)]
+    if len(parsed.rows) != per * sum(sum(flags) for flags in ok):
+        return None
+    rows = iter(parsed.rows)
+    return [{t.id: tuple(itertools.islice(rows, per)) if good else () for t, good in zip(req.tasks, ok[j])}
+            for j, req in enumerate(requests)]
+
+
+def splice(requests: Sequence[NcuRequest], sent: Sequence[NcuRequest], results: Sequence[Mapping[str, TaskResult]],
+           parsed: NcuRows, cached: Sequence[Mapping[str, CachedLaunch]]
+           ) -> tuple[list[dict[str, TaskResult]], NcuRows] | None:
+    """The results and rows a run of every launch of `requests` would have given, from a run of `sent`
+    (the same requests less their `cached` launches, by task id) and the remembered launches put back
+    in launch order; None where the run's rows cannot be told apart (launch_rows)."""
+    by_job = launch_rows(sent, results, parsed)
+    if by_job is None:
+        return None
+    full: list[dict[str, TaskResult]] = []
+    rows: list[Mapping[str, float]] = []
+    for j, req in enumerate(requests):
+        mine = dict(results[j])
+        for t in req.tasks:
+            hit = cached[j].get(t.id)
+            if hit is not None:
+                mine[t.id] = hit.result
+                rows.extend(hit.rows)
+            else:
+                rows.extend(by_job[j].get(t.id, ()))
+        full.append(mine)
+    return full, NcuRows(tuple(rows), parsed.missing)
 
 
 def attribute(requests: Sequence[NcuRequest], results: Sequence[Mapping[str, TaskResult]], parsed: NcuRows) -> Attribution:
@@ -147,7 +231,8 @@ class ProfileBroker:
         self.linger = max(0.0, float(linger))
         self.prestart = prestart
         self.queue: deque[Pending] = deque()
-        self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0}
+        self.stats: dict[str, int] = {"groups": 0, "single": 0, "told_alone": 0, "requests": 0, "again": 0,
+                                      "cached": 0, "remembered": 0}
         # One record per ncu run (Brokers.runs): when its requests arrived, when it started and ended,
         # on which GPU, and how many jobs it profiled; seconds since the broker started.
         self.runs: list[dict[str, Any]] = []
@@ -158,6 +243,8 @@ class ProfileBroker:
         self._thread = threading.Thread(target=self._serve, name=f"profiler-{self.spool.name}", daemon=True)
         self._beat = threading.Thread(target=self._heartbeat, name=f"profiler-beat-{self.spool.name}", daemon=True)
         self._exercises: dict[str, Any] = {}
+        # Reference launches measured in this batch (reference_key -> CachedLaunch): the broker's life.
+        self._references: dict[tuple, CachedLaunch] = {}
 
     def start(self) -> "ProfileBroker":
         self.spool.mkdir(parents=True, exist_ok=True)
@@ -226,8 +313,9 @@ class ProfileBroker:
     def _serve_lane(self, lane: Lane, group: list[Pending]) -> None:
         started, wall = time.monotonic(), time.time()
         results: list[Mapping[str, TaskResult]] = []
+        cached = 0
         try:
-            results = self._serve_group(lane, group)
+            results, cached = self._serve_group(lane, group)
         except Exception:  # a fault of the broker's own: its gradings profile alone, as a lone grade does
             for p in group:
                 _answer(p, {"alone": True})
@@ -236,7 +324,8 @@ class ProfileBroker:
                 lane.busy = False
                 self.runs.append({"gpu": lane.gpu, "jobs": len(group), "start": round(started - self._origin, 3),
                                   "end": round(time.monotonic() - self._origin, 3),
-                                  "arrived": [round(p.arrived - self._origin, 3) for p in group],
+                                  "arrived": [round(p.arrived - self._origin, 3) for p in group], "cached": cached,
+                                  "metrics": len(group[0].request.asked),
                                   "ready": _ready_time(results, wall), "launches": _launch_times(results, wall)})
 
     def _lingering(self) -> bool:
@@ -269,14 +358,22 @@ class ProfileBroker:
         with self._lock:
             self.stats[stat] += n
 
-    def _serve_group(self, lane: Lane, group: list[Pending]) -> list[Mapping[str, TaskResult]]:
-        """Answer the group; the launch results of its ncu run (none for a request alone)."""
-        if len(group) == 1:
-            self._alone(lane, group[0])
-            return []
+    def _serve_group(self, lane: Lane, group: list[Pending]) -> tuple[list[Mapping[str, TaskResult]], int]:
+        """Answer the group: the launch results of its ncu run (none for a request alone, profiled as
+        its grading would) and how many reference launches it took from the cache instead."""
         requests = [p.request for p in group]
-        results, parsed = self._run_group(lane, requests)
-        settled = attribute(requests, results, parsed)
+        cached = self._cached(requests)
+        if len(group) == 1 and not cached[0]:
+            self._alone(lane, group[0])
+            return [], 0
+        sent = [dataclasses.replace(r, tasks=tuple(t for t in r.tasks if t.id not in hits)) for r, hits in zip(requests, cached)]
+        results, parsed = self._run_group(lane, sent)
+        spliced = splice(requests, sent, results, parsed, cached)
+        if spliced is None:  # the rows cannot be told apart: settled on the launches sent (kept: none)
+            settled = attribute(sent, results, parsed)
+        else:
+            settled = attribute(requests, *spliced)
+            self._remember(requests, cached, *spliced, settled)
         for j, counts in settled.kept.items():
             _answer(group[j], _counts_json(counts))
         for j in settled.alone:
@@ -289,7 +386,41 @@ class ProfileBroker:
             self.stats["again"] += len(settled.again)
             for j in reversed(settled.again):
                 self.queue.appendleft(group[j])
-        return results
+        count = sum(len(hits) for hits in cached)
+        self._count("cached", count)
+        return results, count
+
+    def _cached(self, requests: Sequence[NcuRequest]) -> list[dict[str, CachedLaunch]]:
+        """For each request, its reference launches measured before in the batch, by task id; all of a
+        request's or none (a request sends every reference launch, or only its submission's)."""
+        found: list[dict[str, CachedLaunch]] = []
+        for request in requests:
+            keys = {t.id: reference_key(request, t) for t in request.tasks if t.module == "reference"}
+            with self._lock:
+                hits = {i: self._references[k] for i, k in keys.items() if k is not None and k in self._references}
+            found.append(hits if keys and len(hits) == len(keys) else {})
+        return found
+
+    def _remember(self, requests: Sequence[NcuRequest], cached: Sequence[Mapping[str, CachedLaunch]],
+                  results: Sequence[Mapping[str, TaskResult]], parsed: NcuRows, settled: Attribution) -> None:
+        """Remember the reference launches this run measured for jobs that kept their counts (counted
+        without a problem, every value a number): later jobs of the batch reuse them."""
+        by_job = launch_rows(requests, results, parsed)
+        if by_job is None:
+            return
+        for j, (_, problem) in settled.kept.items():
+            if problem is not None:
+                continue
+            for t in requests[j].tasks:
+                key = reference_key(requests[j], t)
+                rows = by_job[j].get(t.id, ())
+                if key is None or t.id in cached[j] or not rows or any(
+                        math.isnan(v) for row in rows for v in row.values()):
+                    continue
+                with self._lock:
+                    if key not in self._references:
+                        self._references[key] = CachedLaunch(results[j][t.id], rows)
+                        self.stats["remembered"] += 1
 
     def _limits(self, root: str) -> Limits:
         with self._lock:
@@ -324,7 +455,7 @@ class ProfileBroker:
         runner = self._runner(lane, request, self._folder())
         child = runner.prestart("gpu", wrapper=request.wrapper(self.ncu), extra_env=lane.ncu_env(),
                                 wait=PRESTART_WAIT_S)
-        lane.waiting = ((request.exercise_root, request.metrics, request.kernels), child)
+        lane.waiting = (run_key(request), child)
 
     def _alone(self, lane: Lane, pending: Pending) -> None:
         """A request alone in the queue: its own ncu run, exactly as its grading would have run it."""
@@ -346,7 +477,7 @@ class ProfileBroker:
                "budget": False,  # as a lone ncu run: the reference's launches are profiled, not timed
                "jobs": [{"modules": dict(r.modules), "results": str(p), "tasks": [t.to_json() for t in r.tasks]}
                         for r, p in zip(requests, paths)]}
-        prestarted = self._take_prestarted(lane, (first.exercise_root, first.metrics, first.kernels))
+        prestarted = self._take_prestarted(lane, run_key(first))
         stem = prestarted.stem if prestarted else folder / "group"
         write_atomically(stem.with_suffix(".json"), json.dumps(job))
         # One run limit for the group, as for one grading's ncu run: a group that runs past it costs
@@ -362,7 +493,7 @@ class ProfileBroker:
             child = started.finish(seconds)
         log = stem.with_suffix(".log")
         text = (log.read_text(errors="replace") if log.exists() else "") + "\n" + child.stdout
-        return [read_results(p) for p in paths], parse_ncu_csv(text, first.metrics)
+        return [read_results(p) for p in paths], first.parse(text)
 
 
 def _clocks(results: Sequence[Mapping[str, TaskResult]]) -> list[Mapping[str, float]]:
