@@ -15,11 +15,14 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     rows = tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    # TODO: walk K in steps of BLOCK_K; the last step may run past K: mask it, and give the masked
-    # lanes a value that adds nothing to the sum (other=); rows past M and columns past N too
-    a = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak)
-    b = tl.load(b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn)
+    # TODO: walk K in steps of BLOCK_K, moving a_ptrs and b_ptrs on by BLOCK_K columns of A and rows
+    # of B each step. The last step may run past K: mask it, and give the masked lanes a value that
+    # adds nothing to the sum (other=); rows past M and columns past N too
+    a = tl.load(a_ptrs)
+    b = tl.load(b_ptrs)
     # TODO: accumulate every step's tl.dot in the fp32 accumulator
     acc = tl.dot(a, b)
     # TODO: store under a mask: the tile may reach past the last row or column of C

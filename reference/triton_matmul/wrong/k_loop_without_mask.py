@@ -19,14 +19,18 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
+    b_ptrs = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
+    row_in = rows[:, None] < M
+    col_in = cols[None, :] < N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
-        k = k0 + ks
-        a = tl.load(a_ptr + rows[:, None] * stride_am + k[None, :] * stride_ak)
-        b = tl.load(b_ptr + k[:, None] * stride_bk + cols[None, :] * stride_bn)
+        a = tl.load(a_ptrs)
+        b = tl.load(b_ptrs)
         acc = tl.dot(a, b, acc)
-    c_mask = (rows[:, None] < M) & (cols[None, :] < N)
-    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn, acc, mask=c_mask)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn, acc, mask=row_in & col_in)
 
 
 def matmul(a, b, c, M, N, K):
