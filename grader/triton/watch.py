@@ -23,8 +23,9 @@ For every active lane the watch finds the buffer the address falls in:
   it; farther off it is "outside every tensor" (an address far from a tensor says nothing of which);
 - an address not a multiple of the element's size: misaligned.
 
-A masked-off lane of a float load without `other=` reads NaN, not the interpreter's 0: Triton leaves
-it undefined, and a kernel that sums such lanes (a matmul's last K tile) is wrong on a GPU.
+A masked-off lane of a float load without `other=` reads NaN, not the interpreter's 0: Triton promises
+no value there, so a kernel that sums such lanes (a matmul's last K tile) is held to `other=`, even
+where a compiler happens to read 0 (Triton 3.6 on an H200 did, in the matmul's pipelined loads).
 
 And the sectors (32 bytes) each access costs, as the compiled kernel's warps would issue it
 (see `warp_sectors` and docs/emulator.md, "Triton traffic").
@@ -392,8 +393,9 @@ def _itemsize(ptrs: Any) -> int:
 
 
 def _undefined(ptrs: Any, interpreter: Any) -> Any:
-    """What a masked-off lane of a float load without `other=` reads: NaN. Triton leaves it undefined
-    (the interpreter fills 0, which would hide a missing `other=0.0` that a GPU turns into garbage);
+    """What a masked-off lane of a float load without `other=` reads: NaN. Triton promises no value
+    (the interpreter fills 0, and so did Triton 3.6's pipelined loads on an H200; nothing holds a
+    compiler to it);
     None (the interpreter's own 0) for integers, or a Triton without the names this needs."""
     try:
         element = ptrs.get_element_ty()
