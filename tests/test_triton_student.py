@@ -13,7 +13,7 @@ from grader.kinds.registry import kind_of
 from grader.triton import student_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
-EXERCISES = ("triton_vector_add", "triton_softmax", "triton_rmsnorm")
+EXERCISES = ("triton_vector_add", "triton_softmax", "triton_rmsnorm", "triton_matmul")
 
 
 @pytest.mark.parametrize("name", EXERCISES)

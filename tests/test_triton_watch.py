@@ -207,3 +207,74 @@ def test_an_address_far_from_every_tensor_is_named_after_none(watch):
     summary, _, _ = run_with_scratch(watch, 1000, past=far)
     assert {f["tensor"] for f in summary["out_of_bounds"]} == {None}
     assert watch_module.NEAR_BYTES < far * 4
+
+
+@triton.jit
+def tile_kernel(x_ptr, out_ptr, stride_r, stride_c, BLOCK: tl.constexpr):
+    # One BLOCK x BLOCK tile per program, down the rows: a matmul's tile of A, its strides passed in.
+    r = tl.program_id(axis=0) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.arange(0, BLOCK)
+    offs = r[:, None] * stride_r + c[None, :] * stride_c
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs))
+
+
+def test_a_unit_stride_argument_is_a_constant_and_a_tile_row_is_one_vector_per_thread(watch):
+    # Triton specialises an integer argument equal to 1 as a constant: a tile whose column stride is
+    # passed as 1 vectorises (4 floats a thread) and costs its distinct sectors, one row's 128 bytes
+    # in 4 sectors, not 16 bytes of every lane's own instruction.
+    watch.__init__(watch.source_file)
+    n = 64 * 32
+    tensors = []
+    for name in ("x", "out"):
+        storage = torch.full((n + 2 * GUARD,), float("nan"))
+        t = storage[GUARD:GUARD + n]
+        if name == "x":
+            t.copy_(torch.rand(n))
+        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name == "x")
+        tensors.append(t)
+    tile_kernel[(2,)](tensors[0], tensors[1], 32, 1, BLOCK=32)
+    summary = watch.summary()
+    requests, sectors, distinct = totals(summary, "load")
+    assert {r["vector"] for r in summary["traffic"]} == {4}
+    assert sectors == distinct == n * 4 // 32
+    assert torch.equal(tensors[1], tensors[0])
+
+
+@triton.jit
+def masked_copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, OTHER: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    if OTHER:
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    else:
+        x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, x)
+
+
+@pytest.mark.parametrize("dtype, other, spare", [
+    (torch.float32, False, "nan"),  # undefined on a GPU: NaN here, so a sum over such lanes shows
+    (torch.float32, True, 0.0),     # other= given: its value
+    (torch.int32, False, 0),        # integers have no NaN: the interpreter's own 0
+])
+def test_a_masked_off_lane_without_other_reads_nan(watch, dtype, other, spare):
+    watch.__init__(watch.source_file)
+    x, out = torch.ones(16, dtype=dtype), torch.zeros(16, dtype=dtype)
+    masked_copy_kernel[(1,)](x, out, 4, BLOCK=16, OTHER=other)
+    assert torch.equal(out[:4], x[:4])
+    if spare == "nan":
+        assert torch.isnan(out[4:]).all()
+    else:
+        assert (out[4:] == spare).all()
+
+
+def test_the_summary_counts_the_elements_nothing_stored(watch):
+    summary, _ = run(watch, add_kernel, 1000, block=256)
+    assert {r["tensor"]: r["elements"] for r in summary["unwritten"]} == {"x": 0, "y": 0, "out": 0}
+    watch.__init__(watch.source_file)
+    tensors = []
+    for name in ("x", "y", "out"):
+        storage = torch.full((1000 + 2 * GUARD,), float("nan"))
+        t = storage[GUARD:GUARD + 1000]
+        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), 1000, 4, name != "out")
+        tensors.append(t)
+    add_kernel[(1000 // 256,)](*tensors, 1000, BLOCK=256)  # the grid misses the last 232 elements
+    assert {r["tensor"]: r["elements"] for r in watch.summary()["unwritten"]}["out"] == 1000 - 3 * 256

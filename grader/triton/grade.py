@@ -142,6 +142,8 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
         findings.add(check, f"{label}: {spec.launcher}() launched no Triton kernel (the grader watches the kernel's "
                             "loads and stores: compute with a @triton.jit kernel, not with torch)")
     g = spec.guard
+    unwritten = {_text(r.get("tensor")): _int(r.get("elements")) for r in _records(trace.get("unwritten"))
+                 if isinstance(r.get("elements"), int)}
     for launch, snap in enumerate(outcome.buffers):
         # The same problem at every launch is said once; one only a later launch shows says which.
         nth = f" (at launch {launch + 1} of {len(outcome.buffers)} on the same tensors)" if launch else ""
@@ -164,7 +166,8 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                 if not np.array_equal(body.astype(np.float64), np.asarray(inputs[p.name], dtype=np.float64).ravel(), equal_nan=True):
                     findings.add(check, f"{label}: the input {p.name} was changed{nth}")
                 continue
-            problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec)
+            problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec,
+                               stored_all=unwritten.get(p.name) == 0)
             if problem:
                 findings.add(check, f"{label}: {p.name} {problem}{nth}")
         if launch == 0 and sum(map(len, findings.by_check.values())) > before:
@@ -228,11 +231,16 @@ def _poison_intact(values: np.ndarray) -> bool:
     return bool(np.all(_is_poison(values)))
 
 
-def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec) -> str | None:
-    """Why `got` is not `expected` within the spec's tolerance, or None."""
+def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, stored_all: bool = False) -> str | None:
+    """Why `got` is not `expected` within the spec's tolerance, or None. `stored_all`: the watch saw
+    every element stored, so a NaN there was computed (the grader's NaN fill read back, an inf - inf)."""
     never = np.isnan(got) & ~np.isnan(expected)
     if never.any():
         first = int(np.nonzero(never)[0][0])
+        if stored_all:
+            return (f"has {int(never.sum())} NaN element(s), the first at [{first}]: the kernel stored every element, so "
+                    "it computed them (from a NaN it loaded: a lane past a tensor, or a masked-off lane without "
+                    "other=; or from an overflow to inf)")
         return f"has {int(never.sum())} element(s) never written (still the NaN the grader filled it with), the first at [{first}]"
     bad = ~(np.abs(got - expected) <= spec.atol + spec.rtol * np.abs(expected))
     bad &= ~(np.isnan(got) & np.isnan(expected))

@@ -23,6 +23,10 @@ For every active lane the watch finds the buffer the address falls in:
   it; farther off it is "outside every tensor" (an address far from a tensor says nothing of which);
 - an address not a multiple of the element's size: misaligned.
 
+A masked-off lane of a float load without `other=` reads NaN, not the interpreter's 0: Triton promises
+no value there, so a kernel that sums such lanes (a matmul's last K tile) is held to `other=`, even
+where a compiler happens to read 0 (Triton 3.6 on an H200 did, in the matmul's pipelined loads).
+
 And the sectors (32 bytes) each access costs, as the compiled kernel's warps would issue it
 (see `warp_sectors` and docs/emulator.md, "Triton traffic").
 """
@@ -67,7 +71,7 @@ class LaunchInfo:
 
     kernel: str = ""
     num_warps: int = DEFAULT_WARPS
-    aligned_ints: bool = True  # every non-constexpr integer argument divisible by 16
+    aligned_ints: bool = True  # every non-constexpr integer argument divisible by 16 (or equal to 1)
 
 
 @dataclass
@@ -198,6 +202,8 @@ class Watch:
 
         def masked_load(self, ptrs, mask, other, *rest, **kw):
             mask = watch.access("load", ptrs, mask, interpreter)
+            if other is None:
+                other = _undefined(ptrs, interpreter)
             return load(self, ptrs, mask, other, *rest, **kw)
 
         def masked_store(self, ptrs, value, mask, *rest, **kw):
@@ -211,13 +217,17 @@ class Watch:
         builder.create_masked_load, builder.create_masked_store, executor.__call__ = masked_load, masked_store, launch
 
     def begin(self, executor: Any, args: tuple, kwargs: dict) -> None:
-        """A launch: the kernel's name, num_warps and whether its integer arguments are divisible by 16."""
+        """A launch: the kernel's name, num_warps and whether its integer arguments are divisible by 16
+        (Triton specialises those, and turns one equal to 1 into a constant)."""
         fn = getattr(executor, "fn", None)
         names = list(getattr(executor, "arg_names", ()) or ())
         constexprs = set(getattr(executor, "constexprs", ()) or ())
         values = dict(zip(names, args))
         values.update({k: v for k, v in kwargs.items() if k in names})
-        ints = [v for k, v in values.items() if k not in constexprs and isinstance(v, int) and not isinstance(v, bool)]
+        # An integer argument equal to 1 (a unit stride) is specialised as a constant, like a
+        # constexpr: it leaves the compiled kernel's alignment proof as it is.
+        ints = [v for k, v in values.items() if k not in constexprs and isinstance(v, int) and not isinstance(v, bool)
+                and v != 1]
         warps = kwargs.get("num_warps", DEFAULT_WARPS)
         self.launch = LaunchInfo(kernel=getattr(fn, "__name__", "kernel"),
                                  num_warps=warps if isinstance(warps, int) and 0 < warps <= 32 else DEFAULT_WARPS,
@@ -338,6 +348,9 @@ class Watch:
             "out_of_bounds": self.out_of_bounds,
             "misaligned": self.misaligned,
             "uninitialised": self.uninitialised,
+            # Per spec tensor, the elements nothing has stored (inputs count as stored): a NaN left in
+            # an output is "never written" only where this says so, else the kernel computed it.
+            "unwritten": [{"tensor": b.name, "elements": int(np.count_nonzero(~b.written))} for b in self.buffers if b.spec],
             "traffic": [{"kernel": k, "kind": kind, "line": line, "requests": t.requests, "sectors": t.sectors,
                          "distinct": len(t.distinct), "programs": len(t.programs), "vector": t.vector}
                         for (k, kind, line), t in sorted(self.traffic.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))],
@@ -377,6 +390,21 @@ def _itemsize(ptrs: Any) -> int:
         return max(1, int(bits) // 8)
     except Exception:  # noqa: BLE001 - a Triton without these names: assume 4-byte elements
         return 4
+
+
+def _undefined(ptrs: Any, interpreter: Any) -> Any:
+    """What a masked-off lane of a float load without `other=` reads: NaN. Triton promises no value
+    (the interpreter fills 0, and so did Triton 3.6's pipelined loads on an H200; nothing holds a
+    compiler to it);
+    None (the interpreter's own 0) for integers, or a Triton without the names this needs."""
+    try:
+        element = ptrs.get_element_ty()
+        dtype = interpreter._get_np_dtype(element)
+        if not np.issubdtype(dtype, np.floating):
+            return None
+        return interpreter.TensorHandle(np.full(np.shape(ptrs.data), np.nan, dtype=dtype), element)
+    except Exception:  # noqa: BLE001 - a Triton without these names: keep its own fill
+        return None
 
 
 def _is_handle(mask: Any) -> bool:
