@@ -40,7 +40,10 @@ def grader_verdicts(doc: dict[str, Any]) -> tuple[bool | None, bool | None, str]
     else:
         correct = None
     memory = [t for t in tests if "memory-safety" in t.get("tags", [])]
-    if memory:
+    if memory and memory[0].get("output", "").startswith("Not graded"):
+        # The grader judges memory safety only once the kernel is correct somewhere: no verdict.
+        failed, detail = None, memory[0]["output"].splitlines()[0]
+    elif memory:
         failed = memory[0]["status"] == "failed"
         detail = " | ".join(memory[0].get("output", "").splitlines()[:3])
     else:
