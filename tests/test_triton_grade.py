@@ -109,3 +109,22 @@ def test_a_scratch_tensor_the_launcher_allocates_is_in_bounds_and_an_overrun_of_
     safety = by_category(graded(tmp_path, past))["memory-safety"][0]
     assert not safety.passed
     assert "an unmasked store of the launcher's tensor passed as r_ptr[4] (it has 4 elements) by program 3" in safety.output
+
+
+def test_a_nan_the_kernel_computes_is_told_apart_from_an_element_never_written(tmp_path):
+    # 0 / 0 in the last block's lanes: NaN the kernel stores, not the grader's fill still in place
+    nan_tail = KERNEL.replace("x + y, mask=mask)", "tl.where(offsets < 768, x + y, (x - x) / (y - y)), mask=mask)")
+    assert "(x - x) / (y - y)" in nan_tail
+    correct = by_category(graded(tmp_path, nan_tail))["correctness"][0]
+    assert not correct.passed
+    assert "NaN written by the kernel" in correct.output and "never written" not in correct.output
+    floor = (ROOT / "reference" / "triton_vector_add" / "wrong" / "grid_floor.py").read_text()
+    correct = by_category(graded(tmp_path, floor, "floor.py"))["correctness"][0]
+    assert "never written" in correct.output and "NaN written by the kernel" not in correct.output
+
+
+def test_the_childs_float_poison_is_the_graders_bit_pattern():
+    from grader.backends.base import POISON_BITS
+    from grader.triton.child import FLOAT_POISON_BITS
+
+    assert FLOAT_POISON_BITS == {size: int(POISON_BITS[size]) for size in (4, 8)}

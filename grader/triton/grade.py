@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import submission as submission_module
 from ..errors import SpecError
+from ..backends.base import untouched
 from ..exercise import Exercise
 from ..grading.output import shown_output
 from ..grading.seed import derive_seed
@@ -159,7 +160,8 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                 if not np.array_equal(body.astype(np.float64), np.asarray(inputs[p.name], dtype=np.float64).ravel(), equal_nan=True):
                     findings.add(check, f"{label}: the input {p.name} was changed{nth}")
                 continue
-            problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec)
+            problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec,
+                               _is_poison(body))
             if problem:
                 findings.add(check, f"{label}: {p.name} {problem}{nth}")
         if launch == 0 and sum(map(len, findings.by_check.values())) > before:
@@ -214,8 +216,11 @@ def _program(value: Any) -> str:
 
 
 def _is_poison(values: np.ndarray) -> np.ndarray:
+    """Which elements still hold the child's fill: a bit test for float32 and float64 (a NaN the
+    kernel computed, or stored past the end, is not poison); any NaN for the float64 images of 2-byte
+    floats, which keep no payload."""
     if values.dtype.kind == "f":
-        return np.isnan(values)
+        return untouched(values) if values.dtype.itemsize in (4, 8) else np.isnan(values)
     return values == -0x5A5A5A5B
 
 
@@ -223,9 +228,10 @@ def _poison_intact(values: np.ndarray) -> bool:
     return bool(np.all(_is_poison(values)))
 
 
-def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec) -> str | None:
-    """Why `got` is not `expected` within the spec's tolerance, or None."""
-    never = np.isnan(got) & ~np.isnan(expected)
+def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, poison: np.ndarray) -> str | None:
+    """Why `got` is not `expected` within the spec's tolerance, or None; `poison` marks the elements
+    still holding the grader's fill (never written), as against NaN the kernel wrote."""
+    never = poison & ~np.isnan(expected)
     if never.any():
         first = int(np.nonzero(never)[0][0])
         return f"has {int(never.sum())} element(s) never written (still the NaN the grader filled it with), the first at [{first}]"
@@ -233,7 +239,9 @@ def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec) -> str | N
     bad &= ~(np.isnan(got) & np.isnan(expected))
     if bad.any():
         first = int(np.nonzero(bad)[0][0])
-        return (f"is wrong at {int(bad.sum())} of {got.size} elements; the first at [{first}]: got {got[first]:.6g}, "
+        computed_nan = int((bad & np.isnan(got)).sum())
+        nan_note = f"; {computed_nan} of them NaN written by the kernel" if computed_nan else ""
+        return (f"is wrong at {int(bad.sum())} of {got.size} elements{nan_note}; the first at [{first}]: got {got[first]:.6g}, "
                 f"expected {expected[first]:.6g} (rtol {spec.rtol:g}, atol {spec.atol:g})")
     return None
 
