@@ -123,8 +123,23 @@ def test_a_nan_the_kernel_computes_is_told_apart_from_an_element_never_written(t
     assert "never written" in correct.output and "NaN written by the kernel" not in correct.output
 
 
-def test_the_childs_float_poison_is_the_graders_bit_pattern():
-    from grader.backends.base import POISON_BITS
-    from grader.triton.child import FLOAT_POISON_BITS
+def test_a_nan_read_from_an_input_guard_and_stored_is_not_never_written(tmp_path):
+    # x one element ahead: the last lane reads x's guard (x's fill, a NaN) and stores it into out[n - 1]
+    ahead = KERNEL.replace("tl.load(x_ptr + offsets, mask=mask)", "tl.load(x_ptr + offsets + 1, mask=mask)")
+    assert "x_ptr + offsets + 1" in ahead
+    report = by_category(graded(tmp_path, ahead))
+    correct = report["correctness"][0]
+    assert "NaN written by the kernel" in correct.output and "never written" not in correct.output
+    assert "x[1000]" in report["memory-safety"][0].output
 
-    assert FLOAT_POISON_BITS == {size: int(POISON_BITS[size]) for size in (4, 8)}
+
+def test_each_float_tensor_is_filled_with_a_nan_of_its_own():
+    import numpy as np
+
+    from grader.exercise import load
+    from grader.triton.grade import _float_poison
+
+    spec = load(EXERCISE).spec
+    patterns = [_float_poison(spec, p) for p in spec.tensors]
+    assert len(set(patterns)) == len(patterns) == 3
+    assert all(np.isnan(np.array([bits], dtype=np.uint32).view(np.float32)[0]) for bits in patterns)

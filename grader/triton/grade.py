@@ -25,7 +25,7 @@ import numpy as np
 
 from .. import submission as submission_module
 from ..errors import SpecError
-from ..backends.base import untouched
+from ..backends.base import POISON_BITS
 from ..exercise import Exercise
 from ..grading.output import shown_output
 from ..grading.seed import derive_seed
@@ -81,9 +81,11 @@ def harness(exercise: Exercise) -> ModuleType:
 def case_params(spec: TritonSpec, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> list[dict]:
     """The launcher's parameters for one case, as the child makes them."""
     out = []
-    for p in spec.params:
+    for position, p in enumerate(spec.params):
         if p.is_tensor:
             doc = {"name": p.name, "role": p.role, "dtype": p.dtype, "shape": list(p.shape_for(sizes))}
+            if _float_poison(spec, p) is not None:
+                doc["poison"] = _float_poison(spec, p)
             if p.role == "in":
                 doc["value"] = np.ascontiguousarray(inputs[p.name], dtype=np.float32 if p.dtype in ("float16", "bfloat16") else p.dtype)
             out.append(doc)
@@ -150,8 +152,8 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                 findings.add(check, f"{label}: the buffer of {p.name} came back damaged{nth}")
                 continue
             body, guards = buf[g:g + n], np.concatenate([buf[:g], buf[g + n:]])
-            if not _poison_intact(guards):
-                which = np.nonzero(~_is_poison(guards))[0][0]
+            if not _poison_intact(guards, _float_poison(spec, p)):
+                which = np.nonzero(~_is_poison(guards, _float_poison(spec, p)))[0][0]
                 side = "before" if which < g else "after"
                 off = (which - g) if side == "before" else (which - g + 1)
                 findings.add("memory-safety", f"{label}: the kernel wrote {'past the end' if side == 'after' else 'before the start'} "
@@ -161,7 +163,7 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                     findings.add(check, f"{label}: the input {p.name} was changed{nth}")
                 continue
             problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec,
-                               _is_poison(body))
+                               _is_poison(body, _float_poison(spec, p)))
             if problem:
                 findings.add(check, f"{label}: {p.name} {problem}{nth}")
         if launch == 0 and sum(map(len, findings.by_check.values())) > before:
@@ -215,17 +217,31 @@ def _program(value: Any) -> str:
     return "?"
 
 
-def _is_poison(values: np.ndarray) -> np.ndarray:
-    """Which elements still hold the child's fill: a bit test for float32 and float64 (a NaN the
-    kernel computed, or stored past the end, is not poison); any NaN for the float64 images of 2-byte
-    floats, which keep no payload."""
+def _float_poison(spec: TritonSpec, p: Any) -> int | None:
+    """The bits the child fills a float32/float64 tensor (guards and outputs) with: the CUDA kind's NaN
+    (POISON_BITS) with the param's position in its low mantissa bits, so each tensor's fill is its own.
+    NaN arithmetic carries an operand's payload: with one pattern for all, an unmasked load of x's
+    guard would store x's very fill into out, read back as "never written"."""
+    size = {"float32": 4, "float64": 8}.get(p.dtype)
+    if size is None:
+        return None
+    position = next(i for i, q in enumerate(spec.params) if q.name == p.name)
+    return int(POISON_BITS[size]) ^ (position << 8)
+
+
+def _is_poison(values: np.ndarray, bits: int | None = None) -> np.ndarray:
+    """Which elements still hold the child's fill: a bit test where the tensor has its own pattern (a
+    NaN the kernel computed, or stored past the end, is not poison); else any NaN (the float64 images
+    of 2-byte floats keep no payload), or the integer pattern."""
     if values.dtype.kind == "f":
-        return untouched(values) if values.dtype.itemsize in (4, 8) else np.isnan(values)
+        if bits is not None and values.dtype.itemsize in (4, 8):
+            return np.ascontiguousarray(values).view(np.uint32 if values.dtype.itemsize == 4 else np.uint64) == bits
+        return np.isnan(values)
     return values == -0x5A5A5A5B
 
 
-def _poison_intact(values: np.ndarray) -> bool:
-    return bool(np.all(_is_poison(values)))
+def _poison_intact(values: np.ndarray, bits: int | None = None) -> bool:
+    return bool(np.all(_is_poison(values, bits)))
 
 
 def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, poison: np.ndarray) -> str | None:
