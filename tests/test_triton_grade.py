@@ -113,3 +113,37 @@ def test_a_scratch_tensor_the_launcher_allocates_is_in_bounds_and_an_overrun_of_
     safety = by_category(graded(tmp_path, past))["memory-safety"][0]
     assert not safety.passed
     assert "an unmasked store of the launcher's tensor passed as r_ptr[4] (it has 4 elements) by program 3" in safety.output
+
+
+def test_a_nan_the_kernel_computes_is_told_apart_from_an_element_never_written(tmp_path):
+    # 0 / 0 in the last block's lanes: NaN the kernel stores, not the grader's fill still in place
+    nan_tail = KERNEL.replace("x + y, mask=mask)", "tl.where(offsets < 768, x + y, (x - x) / (y - y)), mask=mask)")
+    assert "(x - x) / (y - y)" in nan_tail
+    correct = by_category(graded(tmp_path, nan_tail))["correctness"][0]
+    assert not correct.passed
+    assert "NaN written by the kernel" in correct.output and "never written" not in correct.output
+    floor = (ROOT / "reference" / "triton_vector_add" / "wrong" / "grid_floor.py").read_text()
+    correct = by_category(graded(tmp_path, floor, "floor.py"))["correctness"][0]
+    assert "never written" in correct.output and "NaN written by the kernel" not in correct.output
+
+
+def test_a_nan_read_from_an_input_guard_and_stored_is_not_never_written(tmp_path):
+    # x one element ahead: the last lane reads x's guard (x's fill, a NaN) and stores it into out[n - 1]
+    ahead = KERNEL.replace("tl.load(x_ptr + offsets, mask=mask)", "tl.load(x_ptr + offsets + 1, mask=mask)")
+    assert "x_ptr + offsets + 1" in ahead
+    report = by_category(graded(tmp_path, ahead))
+    correct = report["correctness"][0]
+    assert "NaN written by the kernel" in correct.output and "never written" not in correct.output
+    assert "x[1000]" in report["memory-safety"][0].output
+
+
+def test_each_float_tensor_is_filled_with_a_nan_of_its_own():
+    import numpy as np
+
+    from grader.exercise import load
+    from grader.triton.grade import _float_poison
+
+    spec = load(EXERCISE).spec
+    patterns = [_float_poison(spec, p) for p in spec.tensors]
+    assert len(set(patterns)) == len(patterns) == 3
+    assert all(np.isnan(np.array([bits], dtype=np.uint32).view(np.float32)[0]) for bits in patterns)

@@ -13,7 +13,10 @@ here judges.
 
 params: [{"name", "role": "in"|"out"|"int"|"float", "dtype", "shape", "value"}]: tensors are made
 here, each inside a storage `guard` elements longer at both ends, the guard (and every output) filled
-with NaN (floats) or a poison pattern (integers); integers and floats are passed as they are. The
+with a poison pattern: for float32 and float64 the NaN whose bits the parent sends as the param's
+"poison" (a payload of each tensor's own, so the parent tells an element never written from a NaN the
+kernel computed); a plain NaN for 2-byte floats (they come back as float64, which keeps no payload);
+INT_POISON for integers. Integers and floats are passed as they are. The
 launcher is called with the params in the spec's order: launcher(x, y, out, n).
 
 `@triton.autotune`: the interpreter cannot time configs (the autotuner's benchmark asks for a GPU
@@ -183,6 +186,9 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues, device: str = 
             numel *= int(d)
         floating = dtype.is_floating_point
         storage = torch.full((numel + 2 * guard,), float("nan") if floating else INT_POISON, dtype=dtype, device=device)
+        as_int = {4: torch.int32, 8: torch.int64}.get(storage.element_size())
+        if floating and as_int is not None and isinstance(p.get("poison"), int):
+            storage.view(as_int).fill_(p["poison"])
         tensor = storage[guard:guard + numel].view(*p["shape"])
         if p["role"] == "in":
             value = pyvalues.decode(p["value"], {})

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import submission as submission_module
 from ..errors import SpecError
+from ..backends.base import POISON_BITS
 from ..exercise import Exercise
 from ..grading.output import shown_output
 from ..grading.seed import derive_seed
@@ -81,9 +82,11 @@ def harness(exercise: Exercise) -> ModuleType:
 def case_params(spec: TritonSpec, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> list[dict]:
     """The launcher's parameters for one case, as the child makes them."""
     out = []
-    for p in spec.params:
+    for position, p in enumerate(spec.params):
         if p.is_tensor:
             doc = {"name": p.name, "role": p.role, "dtype": p.dtype, "shape": list(p.shape_for(sizes))}
+            if _float_poison(spec, p) is not None:
+                doc["poison"] = _float_poison(spec, p)
             if p.role == "in":
                 doc["value"] = np.ascontiguousarray(inputs[p.name], dtype=np.float32 if p.dtype in ("float16", "bfloat16") else p.dtype)
             out.append(doc)
@@ -156,8 +159,8 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                 findings.add(check, f"{label}: the buffer of {p.name} came back damaged{nth}")
                 continue
             body, guards = buf[g:g + n], np.concatenate([buf[:g], buf[g + n:]])
-            if not _poison_intact(guards):
-                which = np.nonzero(~_is_poison(guards))[0][0]
+            if not _poison_intact(guards, _float_poison(spec, p)):
+                which = np.nonzero(~_is_poison(guards, _float_poison(spec, p)))[0][0]
                 side = "before" if which < g else "after"
                 off = (which - g) if side == "before" else (which - g + 1)
                 findings.add("memory-safety", f"{label}: the kernel wrote {'past the end' if side == 'after' else 'before the start'} "
@@ -167,7 +170,7 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                     findings.add(check, f"{label}: the input {p.name} was changed{nth}")
                 continue
             problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec,
-                               stored_all=unwritten.get(p.name) == 0)
+                               _is_poison(body, _float_poison(spec, p)), stored_all=unwritten.get(p.name) == 0)
             if problem:
                 findings.add(check, f"{label}: {p.name} {problem}{nth}")
         if launch == 0 and sum(map(len, findings.by_check.values())) > before:
@@ -221,20 +224,40 @@ def _program(value: Any) -> str:
     return "?"
 
 
-def _is_poison(values: np.ndarray) -> np.ndarray:
+def _float_poison(spec: TritonSpec, p: Any) -> int | None:
+    """The bits the child fills a float32/float64 tensor (guards and outputs) with: the CUDA kind's NaN
+    (POISON_BITS) with the param's position in its low mantissa bits, so each tensor's fill is its own.
+    NaN arithmetic carries an operand's payload: with one pattern for all, an unmasked load of x's
+    guard would store x's very fill into out, read back as "never written"."""
+    size = {"float32": 4, "float64": 8}.get(p.dtype)
+    if size is None:
+        return None
+    position = next(i for i, q in enumerate(spec.params) if q.name == p.name)
+    return int(POISON_BITS[size]) ^ (position << 8)
+
+
+def _is_poison(values: np.ndarray, bits: int | None = None) -> np.ndarray:
+    """Which elements still hold the child's fill: a bit test where the tensor has its own pattern (a
+    NaN the kernel computed, or stored past the end, is not poison); else any NaN (the float64 images
+    of 2-byte floats keep no payload), or the integer pattern."""
     if values.dtype.kind == "f":
+        if bits is not None and values.dtype.itemsize in (4, 8):
+            return np.ascontiguousarray(values).view(np.uint32 if values.dtype.itemsize == 4 else np.uint64) == bits
         return np.isnan(values)
     return values == -0x5A5A5A5B
 
 
-def _poison_intact(values: np.ndarray) -> bool:
-    return bool(np.all(_is_poison(values)))
+def _poison_intact(values: np.ndarray, bits: int | None = None) -> bool:
+    return bool(np.all(_is_poison(values, bits)))
 
 
-def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, stored_all: bool = False) -> str | None:
-    """Why `got` is not `expected` within the spec's tolerance, or None. `stored_all`: the watch saw
-    every element stored, so a NaN there was computed (the grader's NaN fill read back, an inf - inf)."""
-    never = np.isnan(got) & ~np.isnan(expected)
+def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, poison: np.ndarray,
+             stored_all: bool = False) -> str | None:
+    """Why `got` is not `expected` within the spec's tolerance, or None; `poison` marks the elements
+    still holding the grader's fill (never written), as against NaN the kernel wrote. `stored_all`:
+    the watch saw every element stored, so a NaN still there was computed (where the fill carries no
+    pattern of its own: 2-byte floats)."""
+    never = poison & ~np.isnan(expected)
     if never.any():
         first = int(np.nonzero(never)[0][0])
         if stored_all:
@@ -246,7 +269,9 @@ def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, stored_all
     bad &= ~(np.isnan(got) & np.isnan(expected))
     if bad.any():
         first = int(np.nonzero(bad)[0][0])
-        return (f"is wrong at {int(bad.sum())} of {got.size} elements; the first at [{first}]: got {got[first]:.6g}, "
+        computed_nan = int((bad & np.isnan(got)).sum())
+        nan_note = f"; {computed_nan} of them NaN written by the kernel" if computed_nan else ""
+        return (f"is wrong at {int(bad.sum())} of {got.size} elements{nan_note}; the first at [{first}]: got {got[first]:.6g}, "
                 f"expected {expected[first]:.6g} (rtol {spec.rtol:g}, atol {spec.atol:g})")
     return None
 
