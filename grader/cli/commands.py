@@ -49,7 +49,8 @@ def main() -> None:
     Every check prints a verdict and, when it fails, what to fix. With a GPU a CUDA kernel runs on it
     (CuPy, CUDA events, Nsight Compute, compute-sanitizer); without one, on the built-in PTX emulator,
     which reports exact memory traffic, bank conflicts, races and out-of-bounds accesses per source line.
-    A Triton kernel runs under Triton's interpreter on the CPU, every load and store watched.
+    A Triton kernel runs under Triton's interpreter on the CPU, every load and store watched, and
+    where there is a GPU also compiled by Triton and run on it.
     Exit status: 0 graded (whatever the score), 1 the grader failed (or a tool it needs is missing:
     see `grade doctor`), 2 usage or exercise-spec error.
     """

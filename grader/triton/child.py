@@ -125,24 +125,28 @@ def main() -> int:
         if not watch.install(triton):
             send({"loaded": False, "fault": f"grader fault: this Triton ({triton.__version__}) has no JITFunction.run to count launches by"})
             return 0
-        # The compiler runs processes and imports what it needs as it goes; the kernel's walls
-        # (namespaces, seccomp, the sandbox uid) stay.
-        blocked = tuple(e for e in blocked if e not in COMPILER_EVENTS)
-        forbidden = forbidden - COMPILER_MODULES
     else:
+        problem = _interpreter_ready(torch, triton, numpy)
+        if problem:
+            send({"loaded": False, "fault": problem})
+            return 0
         watch = tritonwatch.Watch(setup["submission"])
         try:
             watch.install(interpreter)
         except tritonwatch.HookMissing as exc:
             send({"loaded": False, "fault": f"grader fault: {exc} (Triton {triton.__version__})"})
             return 0
-    pinned = autotuner is not None and pin_first_config(autotuner)
+    # On a GPU the autotuner times its configs as it would for the student (a config the GPU cannot
+    # hold, too much shared memory, is skipped by its benchmark); the interpreter cannot time them.
+    pinned = gpu or (autotuner is not None and pin_first_config(autotuner))
     pytripwire.forget_forbidden(forbidden)  # loaded for torch; importing them again is refused to the student
     readable = [here, site, os.path.dirname(os.path.realpath(os.__file__))]
     readable += [os.path.dirname(os.path.realpath(m.__file__)) for m in (numpy, torch, triton)]
-    if gpu:  # the driver's and the compiler's files, read by Triton's Python while it compiles
-        readable += ["/usr", "/etc", "/proc", "/sys", "/dev", "/tmp"]
-    if setup.get("audit", True):
+    # On a GPU no audit hook: Triton's compiler opens /dev/null for writing, runs ptxas and the C
+    # compiler, and removes its temporary folders, all as the student's launch; the jail's walls
+    # (namespaces, seccomp, a sandbox uid, Landlock) hold there as everywhere. The same submission
+    # always runs on the CPU path too, under the hook, which gives a refused call its clear message.
+    if setup.get("audit", True) and not gpu:
         pytripwire.install(here, readable, forbidden=forbidden, blocked=blocked)
     try:
         student = pytripwire.load("submission", setup["submission"])
@@ -215,12 +219,6 @@ def _host(storage, torch):
     return s.to(torch.float64).numpy() if s.dtype in (torch.float16, torch.bfloat16) else s.numpy().copy()
 
 
-# The audit events Triton's compiler raises while it builds a kernel on a GPU (ptxas, the C compiler
-# for its launcher, ldconfig to find libcuda): allowed there, as the jail's GPU cell allows processes.
-COMPILER_EVENTS = ("os.exec", "os.posix_spawn", "os.spawn", "os.fork", "subprocess.Popen", "ctypes.", "shutil.rmtree")
-COMPILER_MODULES = frozenset({"subprocess", "_posixsubprocess", "ctypes", "_ctypes", "fcntl", "mmap", "resource"})
-
-
 class LaunchCount:
     """On a GPU, the record of a submission's launches: the @triton.jit functions run, in order. The
     same summary() shape as the interpreter's watch, with no findings (the GPU is not watched)."""
@@ -275,6 +273,24 @@ def _gpu_ready(torch, triton) -> str:
     except BaseException as exc:  # noqa: BLE001 - the environment's failure, reported
         text = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:400]
         return f"grader fault: Triton cannot compile and launch a kernel on this GPU ({type(exc).__name__}: {text})"
+    return ""
+
+
+def _interpreter_ready(torch, triton, numpy) -> str:
+    """"" where Triton's interpreter runs the grader's own loop kernel here, else why not (the grader's
+    environment: a Triton and NumPy that do not work together)."""
+    try:
+        import tritonprobe
+
+        x = torch.ones(300, dtype=torch.float32)
+        out = torch.zeros(128, dtype=torch.float32)
+        tritonprobe.chunked_sum[(1,)](x, out, 300, BLOCK=128)
+        if float(out.sum()) != 300.0:
+            return "grader fault: Triton's interpreter computed a wrong answer for the grader's own kernel"
+    except BaseException as exc:  # noqa: BLE001 - the environment's failure, reported
+        text = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:300]
+        return (f"grader fault: Triton {triton.__version__}'s interpreter cannot run a loop kernel with NumPy "
+                f"{numpy.__version__} ({type(exc).__name__}: {text}); Triton 3.9 works with it (pip install -U triton)")
     return ""
 
 

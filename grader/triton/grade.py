@@ -35,6 +35,7 @@ from ..pyexercise.grade import hide_paths
 from ..results import NotRun, Report, TestResult, inert
 from ..submission import PolicyVerdict
 from . import gpu as tritongpu
+from ..pyexercise.sandbox import LoadOutcome
 from .sandbox import CaseOutcome, TritonWorker, available
 from .spec import TritonSpec
 
@@ -321,7 +322,7 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
                   if index is not None else None)
         worker = TritonWorker(sub.source, launcher=spec.launcher, limits=spec.limits, hide=hide_paths(exercise))
         try:
-            loaded = _run_cases(worker, sub, spec, prepared, findings)
+            loaded, on_cpu = _run_cases(worker, spec, prepared)
             if reference is not None and loaded.ok and loaded.defined.get(spec.launcher) and not worker.dead:
                 traffic = _traffic(worker, spec, module, seed, reference.result())
         finally:
@@ -330,6 +331,7 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
     isolation = worker.isolation
     output = shown_output(worker.output)
     device = f"CPU, Triton's interpreter in a child process ({isolation})"
+    compiled = {}
     if gpu_run is not None and gpu_run.fault:
         notes.append(f"The GPU path did not run ({gpu_run.fault[:300]}); this is the grader's environment, not a "
                      "verdict: graded on the CPU path only.")
@@ -337,11 +339,31 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         backend[0] = "gpu"
         device = (f"GPU {index}: Triton's compiler ({gpu_run.seconds:.1f} s); and the CPU: Triton's interpreter, "
                   f"every load and store watched; each in a child process ({isolation})")
-        for i, outcome in gpu_run.outcomes:
-            check, sizes, inputs, expected = prepared[i]
-            judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings, prefix=tritongpu.PREFIX)
+        compiled = dict(gpu_run.outcomes)
         output = shown_output(worker.output + gpu_run.output)
-    if worker.fault:
+    limited = []
+    for i, outcome in on_cpu:
+        check, sizes, inputs, expected = prepared[i]
+        gpu_outcome = compiled.get(i)
+        if _interpreter_limit(outcome, gpu_outcome, spec, sizes, inputs, expected, sub.where, check):
+            # The interpreter raised where the compiled kernel ran and was right: Triton's interpreter
+            # cannot run this kernel (a construct it lacks), which is not the student's to answer for.
+            limited.append(f"{', '.join(f'{k}={v}' for k, v in sizes.items())}: {outcome.error[:160]}")
+            continue
+        judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings)
+    for i, outcome in sorted(compiled.items()):
+        check, sizes, inputs, expected = prepared[i]
+        judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings, prefix=tritongpu.PREFIX)
+    if limited:
+        notes.append(f"Triton's interpreter could not run {len(limited)} case(s) that the compiled kernel ran right on "
+                     f"the GPU; those cases are judged by the GPU alone (guard regions, no load-by-load watch): "
+                     + "; ".join(limited[:3]))
+    if worker.fault and compiled:
+        # The interpreter cannot run here, the compiled kernel did: the GPU alone judges the cases.
+        limited.append(worker.fault)
+        notes.append(f"The CPU path did not run ({worker.fault[:300]}); the cases were judged on the GPU alone.")
+        loaded = LoadOutcome(True, {spec.launcher: True})
+    elif worker.fault:
         return report([], not_run_all(spec, f"{worker.fault}; this is the grader's fault, not a verdict", fault=True),
                       device=device)
     if not loaded.ok:
@@ -379,22 +401,42 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         tests.append(TestResult(TITLES[check], CATEGORY[check], 0.0 if problems else points, points, not problems, text,
                                 visibility="hidden" if check == "hidden" else "visible"))
     if spec.points.get("traffic"):
-        tests.append(_traffic_test(spec, traffic, gate))
+        test = _traffic_test(spec, traffic, gate)
+        mine = traffic["mine"] if traffic else None
+        if limited and not test.passed and (mine is None or not mine.ok) and not test.extra.get("gated"):
+            # The model needs the interpreter; where it cannot run this kernel, the check is not run
+            # (the grader's limit: its points leave the denominator), never failed.
+            not_run.append(NotRun(TITLES["traffic"], "traffic", f"Triton's interpreter could not run the traffic case "
+                                  f"({(mine.error if mine else limited[-1])[:160]}), and the modelled sectors need it", spec.points["traffic"],
+                                  "exclude", True))
+        else:
+            tests.append(test)
     return report(tests, not_run, output, device)
 
 
-def _run_cases(worker: TritonWorker, sub: Submitted, spec: TritonSpec, prepared: list, findings: Findings):
-    """Every case in the student's child (left open for the traffic case); what loaded."""
-    loaded = worker.loaded
+def _run_cases(worker: TritonWorker, spec: TritonSpec, prepared: list):
+    """Every case in the student's child (left open for the traffic case): what loaded, and each case's
+    outcome as (its index in `prepared`, the outcome), judged by the caller."""
+    loaded, outcomes = worker.loaded, []
     if loaded.ok and loaded.defined.get(spec.launcher):
-        for check, sizes, inputs, expected in prepared:
+        for i, (check, sizes, inputs, _expected) in enumerate(prepared):
             if check == "hidden" and not spec.points.get("hidden"):
                 continue
-            outcome = worker.run_case(case_params(spec, inputs, sizes), guard=spec.guard, repeat=spec.repeat)
-            judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings)
+            outcomes.append((i, worker.run_case(case_params(spec, inputs, sizes), guard=spec.guard, repeat=spec.repeat)))
             if worker.dead:
                 worker.restart()
-    return loaded
+    return loaded, outcomes
+
+
+def _interpreter_limit(cpu: CaseOutcome, gpu: CaseOutcome | None, spec: TritonSpec, sizes, inputs, expected,
+                       where: SourceMap, check: str) -> bool:
+    """Whether a case failed on the interpreter only by raising (not by a time limit or a dead child),
+    while its compiled run on the GPU finished with every output right."""
+    if cpu.ok or gpu is None or not gpu.ok or not cpu.error or "time limit" in cpu.error or "did not finish" in cpu.error:
+        return False
+    probe = Findings()
+    judge_case(spec, sizes, inputs, expected, gpu, where, check, probe)
+    return probe.right == 1
 
 
 def _traffic_inputs(spec: TritonSpec, module: ModuleType, seed: int) -> list[dict]:

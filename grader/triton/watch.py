@@ -23,9 +23,8 @@ For every active lane the watch finds the buffer the address falls in:
   it; farther off it is "outside every tensor" (an address far from a tensor says nothing of which);
 - an address not a multiple of the element's size: misaligned.
 
-A masked-off lane of a float load without `other=` reads NaN, not the interpreter's 0: Triton promises
-no value there, so a kernel that sums such lanes (a matmul's last K tile) is held to `other=`, even
-where a compiler happens to read 0 (Triton 3.6 on an H200 did, in the matmul's pipelined loads).
+A masked-off lane of a load without `other=` reads the interpreter's 0, as compiled Triton read on
+an H200: the course's GPU is the judge of what a kernel computes.
 
 And the sectors (32 bytes) each access costs, as the compiled kernel's warps would issue it
 (see `warp_sectors` and docs/emulator.md, "Triton traffic").
@@ -83,6 +82,18 @@ class LineTraffic:
     distinct: set = field(default_factory=set)
     programs: set = field(default_factory=set)
     vector: int = 0
+    # The same accesses one lane an instruction: what the line costs if the compiler could not prove
+    # its mask constant over a vector's lanes (one program's mask changing inside one vector is
+    # enough: every program runs the same instructions).
+    scalar_requests: int = 0
+    scalar_sectors: int = 0
+    mask_splits_vector: bool = False
+
+    def totals(self) -> tuple[int, int, int]:
+        """(requests, sectors, vector width) of the compiled line."""
+        if self.mask_splits_vector:
+            return self.scalar_requests, self.scalar_sectors, 1
+        return self.requests, self.sectors, self.vector
 
 
 def layout(numel: int, itemsize: int, num_warps: int, contiguous: int, aligned: bool) -> tuple[int, int, int]:
@@ -158,6 +169,7 @@ class Watch:
         self.traffic: dict[tuple[str, str, int], LineTraffic] = {}
         self.accesses = 0
         self.count_traffic = True
+        self.unmasked = False  # inside tl.load or tl.store without a mask
 
     # -- buffers --------------------------------------------------------------------------------
 
@@ -202,8 +214,6 @@ class Watch:
 
         def masked_load(self, ptrs, mask, other, *rest, **kw):
             mask = watch.access("load", ptrs, mask, interpreter)
-            if other is None:
-                other = _undefined(ptrs, interpreter)
             return load(self, ptrs, mask, other, *rest, **kw)
 
         def masked_store(self, ptrs, value, mask, *rest, **kw):
@@ -215,6 +225,12 @@ class Watch:
             return call(self, *args, **kwargs)
 
         builder.create_masked_load, builder.create_masked_store, executor.__call__ = masked_load, masked_store, launch
+        # tl.load and tl.store without a mask reach the masked ones through these: such an access's
+        # vector width depends on its pointers alone, not on the integer arguments a mask compares with.
+        for name in ("create_load", "create_store"):
+            plain = getattr(builder, name, None)
+            if callable(plain):
+                setattr(builder, name, _unmasked(plain, watch))
 
     def begin(self, executor: Any, args: tuple, kwargs: dict) -> None:
         """A launch: the kernel's name, num_warps and whether its integer arguments are divisible by 16
@@ -302,14 +318,23 @@ class Watch:
                                                    "line": line, "lanes": int(never.size)})
         if not self.count_traffic:
             return self._masked(mask, safe, active, on)
-        requests, sectors, vec = warp_sectors(flat, active, itemsize, self.launch.num_warps,
-                                              self.launch.aligned_ints and _aligned_groups(flat, itemsize),
-                                              contiguity(flat, itemsize))
+        contiguous = contiguity(flat, itemsize)
+        aligned = _aligned_groups(flat, itemsize) and (self.unmasked or self.launch.aligned_ints)
+        requests, sectors, vec = warp_sectors(flat, active, itemsize, self.launch.num_warps, aligned, contiguous)
         key = (self.launch.kernel, kind, line)
         t = self.traffic.setdefault(key, LineTraffic())
         t.requests += requests
         t.sectors += sectors
         t.vector = max(t.vector, vec)
+        if vec > 1:
+            scalar = warp_sectors(flat, active, itemsize, self.launch.num_warps, False, contiguous)
+            t.scalar_requests += scalar[0]
+            t.scalar_sectors += scalar[1]
+            if not self.unmasked and _splits_vectors(on.ravel(), vec):
+                t.mask_splits_vector = True
+        else:
+            t.scalar_requests += requests
+            t.scalar_sectors += sectors
         t.distinct.update((flat[active].astype(np.int64) // SECTOR).tolist())
         t.programs.add(program)
         return self._masked(mask, safe, active, on)
@@ -351,8 +376,8 @@ class Watch:
             # Per spec tensor, the elements nothing has stored (inputs count as stored): a NaN left in
             # an output is "never written" only where this says so, else the kernel computed it.
             "unwritten": [{"tensor": b.name, "elements": int(np.count_nonzero(~b.written))} for b in self.buffers if b.spec],
-            "traffic": [{"kernel": k, "kind": kind, "line": line, "requests": t.requests, "sectors": t.sectors,
-                         "distinct": len(t.distinct), "programs": len(t.programs), "vector": t.vector}
+            "traffic": [{"kernel": k, "kind": kind, "line": line, "requests": t.totals()[0], "sectors": t.totals()[1],
+                         "distinct": len(t.distinct), "programs": len(t.programs), "vector": t.totals()[2]}
                         for (k, kind, line), t in sorted(self.traffic.items(), key=lambda kv: (kv[0][0], kv[0][2], kv[0][1]))],
         }
 
@@ -392,19 +417,26 @@ def _itemsize(ptrs: Any) -> int:
         return 4
 
 
-def _undefined(ptrs: Any, interpreter: Any) -> Any:
-    """What a masked-off lane of a float load without `other=` reads: NaN. Triton promises no value
-    (the interpreter fills 0, and so did Triton 3.6's pipelined loads on an H200; nothing holds a
-    compiler to it);
-    None (the interpreter's own 0) for integers, or a Triton without the names this needs."""
-    try:
-        element = ptrs.get_element_ty()
-        dtype = interpreter._get_np_dtype(element)
-        if not np.issubdtype(dtype, np.floating):
-            return None
-        return interpreter.TensorHandle(np.full(np.shape(ptrs.data), np.nan, dtype=dtype), element)
-    except Exception:  # noqa: BLE001 - a Triton without these names: keep its own fill
-        return None
+def _unmasked(plain: Any, watch: "Watch") -> Any:
+    """Wrap an interpreter entry point for accesses without a mask: the watch knows it is one."""
+    def call(self, *args, **kwargs):
+        watch.unmasked = True
+        try:
+            return plain(self, *args, **kwargs)
+        finally:
+            watch.unmasked = False
+    return call
+
+
+def _splits_vectors(mask: np.ndarray, vec: int) -> bool:
+    """Whether a mask changes inside a group of `vec` consecutive lanes (the compiler proves a mask
+    constant over a vector, `offs < n` with n divisible by 16; a mask such as `offs <= n` it cannot,
+    and such a mask's runtime values change at a lane no vector boundary falls on)."""
+    n = mask.size - mask.size % vec
+    if n == 0:
+        return False
+    groups = mask[:n].reshape(-1, vec)
+    return bool((groups.any(axis=1) & ~groups.all(axis=1)).any())
 
 
 def _is_handle(mask: Any) -> bool:

@@ -1,5 +1,6 @@
 # expect: memory-safety
-# why: the store has no mask: the last row's BLOCK - cols spare lanes write past the end of out (earlier rows' spare lanes land on the next row, which its own program then overwrites).
+# also: correctness
+# why: the store has no mask: the last row's BLOCK - cols spare lanes write past the end of out (earlier rows' spare lanes land on the next row, which its own program also stores: on the CPU's interpreter, which runs the programs in order, the row's own store comes last; on a GPU the programs run at once and the spare lanes' values can land last, so correctness fails there too).
 import triton
 import triton.language as tl
 
