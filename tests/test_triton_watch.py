@@ -51,11 +51,11 @@ def watch():
     w = Watch(os.path.basename(__file__))
     builder = interpreter.InterpreterBuilder
     saved = (builder.create_masked_load, builder.create_masked_store, interpreter.GridExecutor.__call__,
-             builder.create_load, builder.create_store)
+             builder.create_load, builder.create_store, builder.create_icmpSLE, builder.create_icmpULE)
     w.install(interpreter)
     yield w
     (builder.create_masked_load, builder.create_masked_store, interpreter.GridExecutor.__call__,
-     builder.create_load, builder.create_store) = saved
+     builder.create_load, builder.create_store, builder.create_icmpSLE, builder.create_icmpULE) = saved
 
 
 def run(watch, kernel, n, block=256, num_warps=None):
@@ -123,6 +123,22 @@ def test_a_mask_that_changes_inside_a_vector_makes_its_line_one_lane_an_instruct
     summary, _ = run(watch, short_mask_kernel, 4096)
     requests, sectors, distinct = totals(summary, "load")
     assert sectors == 2 * distinct and {r["vector"] for r in summary["traffic"]} == {1}
+
+
+@triton.jit
+def store_le_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=offsets <= n)
+
+
+def test_a_mask_made_by_less_or_equal_is_not_a_vector_even_where_its_values_allow_one(watch):
+    # H200, wrong/off_by_one_mask.py at n = 4096: 1,024 load sectors (vectors) but 1,024 store
+    # sectors for 512 distinct: the `<=` store went one lane an instruction.
+    summary, _ = run(watch, store_le_kernel, 4096)
+    assert totals(summary, "load")[1:] == (1024, 1024)
+    assert totals(summary, "store")[1:] == (1024, 512)
 
 
 def test_elements_per_thread_follow_the_block_and_the_warps():
