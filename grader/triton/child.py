@@ -94,7 +94,7 @@ def main() -> int:
         proto_out.write(json.dumps(doc, allow_nan=False).encode() + b"\n")
         proto_out.flush()
 
-    gpu = setup.get("device") == "cuda"
+    gpu = setup.get("gpu") is True
     try:
         import numpy
         import torch
@@ -166,7 +166,7 @@ def main() -> int:
             return 0
         request = json.loads(line)
         try:
-            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues, "cuda" if gpu else "cpu")
+            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues, gpu)
         except BaseException as exc:  # noqa: BLE001 - the student's launcher or kernel raised
             reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True),
                      "trace": watch.summary()}
@@ -176,8 +176,9 @@ def main() -> int:
         send(reply)
 
 
-def _case(request: dict, launcher, watch, torch, numpy, pyvalues, device: str = "cpu") -> dict:
+def _case(request: dict, launcher, watch, torch, numpy, pyvalues, gpu: bool = False) -> dict:
     guard = int(request.get("guard", 64))
+    device = "cuda" if gpu else "cpu"  # torch's name for the GPU
     storages, args = {}, []
     watch.__init__(watch.source_file)  # a fresh record per case
     for p in request["params"]:
@@ -202,12 +203,12 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues, device: str = 
         storages[p["name"]] = storage
         args.append(tensor)
     snapshots = []
-    if device == "cuda":
+    if gpu:
         torch.cuda.synchronize()
     for launch in range(max(1, int(request.get("repeat", 1)))):
         watch.count_traffic = launch == 0  # the traffic of one launch; findings from every launch
         launcher(*args)
-        if device == "cuda":
+        if gpu:
             torch.cuda.synchronize()  # a fault of this launch is raised here, not at a later one
         snapshots.append({name: pyvalues.encode(_host(s, torch)) for name, s in storages.items()})
     return {"id": request["id"], "ok": True, "buffers": snapshots, "trace": watch.summary()}

@@ -117,7 +117,7 @@ class TritonWorker(Worker):
         self.replies = queue.Queue()
         threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
         self._send({"submission": "submission.py", "launcher": self.launcher, "audit": self.audit,
-                    "site": jail.packages_inside, "device": "cuda" if gpu else "cpu"})
+                    "site": jail.packages_inside, "gpu": gpu})
         first = self._reply()
         if first is None:
             return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
