@@ -58,7 +58,8 @@ def watch():
      builder.create_load, builder.create_store, builder.create_icmpSLE, builder.create_icmpULE) = saved
 
 
-def run(watch, kernel, n, block=256, num_warps=None):
+def guarded_tensors(watch, n):
+    """A fresh record and the spec's x, y (random) and out (NaN), each inside NaN guards, registered."""
     watch.__init__(watch.source_file)
     tensors = []
     for name in ("x", "y", "out"):
@@ -68,6 +69,11 @@ def run(watch, kernel, n, block=256, num_warps=None):
             t.copy_(torch.rand(n))
         watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
         tensors.append(t)
+    return tensors
+
+
+def run(watch, kernel, n, block=256, num_warps=None):
+    tensors = guarded_tensors(watch, n)
     extra = {"num_warps": num_warps} if num_warps else {}
     kernel[(triton.cdiv(n, block),)](*tensors, n, BLOCK=block, **extra)
     return watch.summary(), tensors
@@ -216,15 +222,7 @@ def scratch_kernel(x_ptr, y_ptr, out_ptr, scratch_ptr, n, BLOCK: tl.constexpr, P
 
 def run_with_scratch(watch, n, past, block=256):
     """The spec's x, y, out (guarded) and a launcher that allocates a per-program scratch tensor."""
-    watch.__init__(watch.source_file)
-    tensors = []
-    for name in ("x", "y", "out"):
-        storage = torch.full((n + 2 * GUARD,), float("nan"))
-        t = storage[GUARD:GUARD + n]
-        if name != "out":
-            t.copy_(torch.rand(n))
-        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
-        tensors.append(t)
+    tensors = guarded_tensors(watch, n)
     programs = triton.cdiv(n, block)
     scratch = torch.empty(programs)  # as Liger's and unsloth's RMSNorm allocate their per-row 1/rms
     scratch_kernel[(programs,)](*tensors, scratch, n, BLOCK=block, PAST=past)
