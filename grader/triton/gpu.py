@@ -16,6 +16,7 @@ fault: the report says so in a note, and the CPU path's verdicts stand alone.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -55,8 +56,6 @@ class GpuRun:
 def run_cases(source: str, spec: TritonSpec, prepared: Sequence[tuple], params_of, index: int,
               hide: Sequence[Path]) -> GpuRun:
     """Every prepared case in one GPU child (a fresh one after a case that broke its CUDA context)."""
-    import time
-
     started = time.monotonic()
     run = GpuRun()
     worker = TritonWorker(source, launcher=spec.launcher, limits=spec.limits, hide=hide, gpu=index)

@@ -83,11 +83,12 @@ def harness(exercise: Exercise) -> ModuleType:
 def case_params(spec: TritonSpec, inputs: Mapping[str, np.ndarray], sizes: Mapping[str, int]) -> list[dict]:
     """The launcher's parameters for one case, as the child makes them."""
     out = []
-    for position, p in enumerate(spec.params):
+    for p in spec.params:
         if p.is_tensor:
             doc = {"name": p.name, "role": p.role, "dtype": p.dtype, "shape": list(p.shape_for(sizes))}
-            if _float_poison(spec, p) is not None:
-                doc["poison"] = _float_poison(spec, p)
+            bits = _float_poison(spec, p)
+            if bits is not None:
+                doc["poison"] = bits
             if p.role == "in":
                 doc["value"] = np.ascontiguousarray(inputs[p.name], dtype=np.float32 if p.dtype in ("float16", "bfloat16") else p.dtype)
             out.append(doc)
@@ -160,8 +161,9 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                 findings.add(check, f"{label}: the buffer of {p.name} came back damaged{nth}")
                 continue
             body, guards = buf[g:g + n], np.concatenate([buf[:g], buf[g + n:]])
-            if not _poison_intact(guards, _float_poison(spec, p)):
-                which = np.nonzero(~_is_poison(guards, _float_poison(spec, p)))[0][0]
+            bits = _float_poison(spec, p)
+            if not _poison_intact(guards, bits):
+                which = np.nonzero(~_is_poison(guards, bits))[0][0]
                 side = "before" if which < g else "after"
                 off = (which - g) if side == "before" else (which - g + 1)
                 findings.add("memory-safety", f"{label}: the kernel wrote {'past the end' if side == 'after' else 'before the start'} "
@@ -171,7 +173,7 @@ def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str,
                     findings.add(check, f"{label}: the input {p.name} was changed{nth}")
                 continue
             problem = _compare(body.astype(np.float64), np.asarray(expected[p.name], dtype=np.float64).ravel(), spec,
-                               _is_poison(body, _float_poison(spec, p)), stored_all=unwritten.get(p.name) == 0)
+                               _is_poison(body, bits), stored_all=unwritten.get(p.name) == 0)
             if problem:
                 findings.add(check, f"{label}: {p.name} {problem}{nth}")
         if launch == 0 and sum(map(len, findings.by_check.values())) > before:
@@ -263,8 +265,7 @@ def _compare(got: np.ndarray, expected: np.ndarray, spec: TritonSpec, poison: np
         first = int(np.nonzero(never)[0][0])
         if stored_all:
             return (f"has {int(never.sum())} NaN element(s), the first at [{first}]: the kernel stored every element, so "
-                    "it computed them (from a NaN it loaded: a lane past a tensor, or a masked-off lane without "
-                    "other=; or from an overflow to inf)")
+                    "it computed them (from a NaN it loaded, a lane past a tensor; or from an overflow to inf)")
         return f"has {int(never.sum())} element(s) never written (still the NaN the grader filled it with), the first at [{first}]"
     bad = ~(np.abs(got - expected) <= spec.atol + spec.rtol * np.abs(expected))
     bad &= ~(np.isnan(got) & np.isnan(expected))
