@@ -75,3 +75,51 @@ def test_an_autotuned_submission_is_spotted_through_its_wrappers():
     assert not holds_autotuner(plain, autotuner)
     assert holds_autotuner(types.SimpleNamespace(kernel=tuned_add), autotuner)
     assert holds_autotuner(types.SimpleNamespace(kernel=triton.heuristics({"X": lambda a: 1})(tuned_add)), autotuner)
+
+
+
+# Run in a fresh Python: TRITON_INTERPRET must be set before triton is first imported, which this
+# module cannot promise (pytest may have imported triton for another module).
+MEND = """
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import numpy, torch, triton
+import triton.runtime.interpreter as interpreter
+from grader.triton import child, probe
+sys.modules["tritonprobe"] = probe
+current = interpreter._patch_lang_tensor
+def as_in_triton_3_6(tensor, scope):  # Triton 3.6's own line: int() of an array of shape (1,)
+    current(tensor, scope)
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+interpreter._patch_lang_tensor = as_in_triton_3_6
+print(repr(child._loop_probe(torch)))
+print(repr(child._interpreter_ready(torch, triton, numpy)))
+print(repr(child._loop_probe(torch)), child._mend_index(interpreter))
+"""
+
+
+def test_an_interpreter_broken_as_triton_3_6_is_with_numpy_2_4_is_mended_before_the_student_loads():
+    import subprocess
+    import sys
+
+    import numpy
+
+    if tuple(int(p) for p in numpy.__version__.split(".")[:2]) < (2, 4):
+        pytest.skip("NumPy before 2.4 converts a one-element array to an int: nothing to mend")
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", MEND], capture_output=True, text=True, timeout=120, env=env)
+    broken, ready, after = done.stdout.splitlines()[-3:]
+    assert "only 0-dimensional arrays" in broken, done.stderr[-2000:]
+    assert ready == "''"  # mended, then the probe passes
+    assert after == "'' False"  # and mended once only
+
+
+def test_an_interpreter_that_still_fails_after_the_mend_is_the_graders_fault(monkeypatch):
+    import numpy
+
+    from grader.triton import child
+
+    monkeypatch.setattr(child, "_loop_probe", lambda torch: "TypeError: something else")
+    monkeypatch.setattr(child, "_mend_index", lambda interpreter: True)
+    problem = child._interpreter_ready(torch, triton, numpy)
+    assert problem.startswith("grader fault: Triton") and "something else" in problem

@@ -12,6 +12,7 @@ import pytest
 from grader import api
 from grader.triton import gpu as tritongpu
 from grader.triton import grade as tritongrade
+from grader.pyexercise.sandbox import LoadOutcome
 from grader.triton.sandbox import CaseOutcome, TritonWorker
 
 pytest.importorskip("torch")
@@ -93,3 +94,31 @@ def test_a_case_both_paths_fail_is_the_students(tmp_path, fake_gpu, monkeypatch)
     report = graded(tmp_path, source)
     assert not next(t for t in report.tests if t.category == "correctness").passed
     assert not any("could not run" in n for n in report.notes)
+
+
+class _InterpreterThatCannotRun(TritonWorker):
+    """The CPU path's child on a machine whose Triton interpreter fails the grader's own loop kernel."""
+
+    def _start(self):
+        self.fault = "grader fault: Triton 3.6.0's interpreter cannot run a loop kernel with NumPy 2.5.2"
+        return LoadOutcome(False, error=self.fault)
+
+
+def test_an_interpreter_that_cannot_run_leaves_the_gpu_to_judge_alone(tmp_path, fake_gpu, monkeypatch):
+    monkeypatch.setattr(tritongrade, "TritonWorker", _InterpreterThatCannotRun)
+    report = graded(tmp_path, KERNEL)
+    by = {t.category: t for t in report.tests}
+    assert report.backend == "gpu" and by["correctness"].passed and by["memory-safety"].passed, [t.output for t in report.tests]
+    assert any("The CPU path did not run (grader fault: Triton 3.6.0" in n for n in report.notes)
+    assert any(n.category == "traffic" and n.grader_fault for n in report.not_run)
+    assert report.score == report.max_score  # the traffic points left the denominator
+    # The GPU alone still fails a wrong kernel: its guard regions see the unmasked store.
+    unmasked = graded(tmp_path, KERNEL.replace("tl.store(out_ptr + offsets, x + y, mask=mask)", "tl.store(out_ptr + offsets, x + y)"))
+    assert not next(t for t in unmasked.tests if t.category == "memory-safety").passed
+
+
+def test_with_the_interpreter_out_a_file_that_does_not_load_on_the_gpu_is_the_students(tmp_path, fake_gpu, monkeypatch):
+    monkeypatch.setattr(tritongrade, "TritonWorker", _InterpreterThatCannotRun)
+    report = graded(tmp_path, KERNEL + "\nthis is not python\n")
+    assert not report.not_run and report.score == 0
+    assert "does not load" in report.tests[0].output

@@ -279,7 +279,21 @@ def _gpu_ready(torch, triton) -> str:
 
 def _interpreter_ready(torch, triton, numpy) -> str:
     """"" where Triton's interpreter runs the grader's own loop kernel here, else why not (the grader's
-    environment: a Triton and NumPy that do not work together)."""
+    environment: a Triton and NumPy that do not work together). An interpreter that fails only as
+    Triton 3.6's does with NumPy 2.4 and later is mended first (_mend_index)."""
+    import triton.runtime.interpreter as interpreter
+
+    problem = _loop_probe(torch)
+    if problem and _mend_index(interpreter):
+        problem = _loop_probe(torch)
+    if problem:
+        return (f"grader fault: Triton {triton.__version__}'s interpreter cannot run a loop kernel with NumPy "
+                f"{numpy.__version__} ({problem}); Triton 3.9 works with it (pip install -U triton)")
+    return ""
+
+
+def _loop_probe(torch) -> str:
+    """"" where the interpreter sums 300 ones with the grader's chunked loop kernel, else what went wrong."""
     try:
         import tritonprobe
 
@@ -287,12 +301,31 @@ def _interpreter_ready(torch, triton, numpy) -> str:
         out = torch.zeros(128, dtype=torch.float32)
         tritonprobe.chunked_sum[(1,)](x, out, 300, BLOCK=128)
         if float(out.sum()) != 300.0:
-            return "grader fault: Triton's interpreter computed a wrong answer for the grader's own kernel"
+            return "a wrong answer for the grader's own kernel"
     except BaseException as exc:  # noqa: BLE001 - the environment's failure, reported
-        text = "".join(ch if ch.isprintable() else "?" for ch in str(exc))[:300]
-        return (f"grader fault: Triton {triton.__version__}'s interpreter cannot run a loop kernel with NumPy "
-                f"{numpy.__version__} ({type(exc).__name__}: {text}); Triton 3.9 works with it (pip install -U triton)")
+        cause = exc.__cause__ if exc.__cause__ is not None else exc
+        text = "".join(ch if ch.isprintable() else "?" for ch in str(cause))[:300]
+        return f"{type(cause).__name__}: {text}"
     return ""
+
+
+def _mend_index(interpreter) -> bool:
+    """Make a scalar tensor usable as a loop bound where this Triton's interpreter cannot, and say
+    whether anything was changed. Triton 3.6 and earlier turn a scalar into an index with
+    int(array of shape (1,)), which NumPy 2.4 and later refuse; Triton 3.7 and later squeeze the array
+    first. The same squeeze here, wrapped around the interpreter's own tensor patch: a compatibility
+    mend of the grader's environment, made before the student's code loads (no wall: the jail is)."""
+    original = getattr(interpreter, "_patch_lang_tensor", None)
+    if original is None or getattr(original, "mended", False):
+        return False
+
+    def patched(tensor, scope):
+        original(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    patched.mended = True
+    interpreter._patch_lang_tensor = patched
+    return True
 
 
 def _context_broken(torch) -> bool:

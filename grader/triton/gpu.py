@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..run.parent.device_probe import probe
+from ..pyexercise.sandbox import LoadOutcome
 from .sandbox import CaseOutcome, TritonWorker
 from .spec import TritonSpec
 
@@ -47,6 +48,9 @@ class GpuRun:
     """What the GPU child did: one outcome per case run (in the cases' order), or why it did not run."""
 
     outcomes: list[tuple[int, CaseOutcome]] = field(default_factory=list)  # (index into prepared, outcome)
+    # What loading the submission in the GPU child gave: the verdict on loading where the CPU path's
+    # interpreter cannot run at all (the grader's fault there), None if the child did not start.
+    loaded: LoadOutcome | None = None
     fault: str = ""
     output: str = ""
     isolation: str = ""
@@ -64,6 +68,7 @@ def run_cases(source: str, spec: TritonSpec, prepared: Sequence[tuple], params_o
         if worker.fault:
             run.fault = worker.fault
             return run
+        run.loaded = worker.loaded
         if not (worker.loaded.ok and worker.loaded.defined.get(spec.launcher)):
             return run  # the CPU path says why it does not load; nothing new to say here
         for i, (check, sizes, inputs, _expected) in enumerate(prepared):

@@ -35,7 +35,6 @@ from ..pyexercise.grade import hide_paths
 from ..results import NotRun, Report, TestResult, inert
 from ..submission import PolicyVerdict
 from . import gpu as tritongpu
-from ..pyexercise.sandbox import LoadOutcome
 from .sandbox import CaseOutcome, TritonWorker, available
 from .spec import TritonSpec
 
@@ -336,7 +335,7 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
     if gpu_run is not None and gpu_run.fault:
         notes.append(f"The GPU path did not run ({gpu_run.fault[:300]}); this is the grader's environment, not a "
                      "verdict: graded on the CPU path only.")
-    elif gpu_run is not None and loaded.ok:
+    elif gpu_run is not None and (loaded.ok or worker.fault):
         backend[0] = "gpu"
         device = (f"GPU {index}: Triton's compiler ({gpu_run.seconds:.1f} s); and the CPU: Triton's interpreter, "
                   f"every load and store watched; each in a child process ({isolation})")
@@ -359,11 +358,12 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         notes.append(f"Triton's interpreter could not run {len(limited)} case(s) that the compiled kernel ran right on "
                      f"the GPU; those cases are judged by the GPU alone (guard regions, no load-by-load watch): "
                      + "; ".join(limited[:3]))
-    if worker.fault and compiled:
-        # The interpreter cannot run here, the compiled kernel did: the GPU alone judges the cases.
+    if worker.fault and gpu_run is not None and gpu_run.loaded is not None:
+        # The interpreter cannot run here, the compiled path can: the GPU alone judges loading and the
+        # cases (a submission that does not load there is the student's, as on the CPU).
         limited.append(worker.fault)
         notes.append(f"The CPU path did not run ({worker.fault[:300]}); the cases were judged on the GPU alone.")
-        loaded = LoadOutcome(True, {spec.launcher: True})
+        loaded = gpu_run.loaded
     elif worker.fault:
         return report([], not_run_all(spec, f"{worker.fault}; this is the grader's fault, not a verdict", fault=True),
                       device=device)
