@@ -155,6 +155,9 @@ def main() -> None:
                     key = row.get("Metric Name", "")
                     measured[key] = measured.get(key, 0) + float(row.get("Metric Value", "0").replace(",", "") or 0)
                 guards = "; ".join(l for l in done.stdout.splitlines() if l.startswith("GUARD"))
+                if not measured:  # say why: a launch that failed, or no kernel matched the names
+                    print(f"{path.name} {size}: no ncu rows for {names} (exit {done.returncode}): "
+                          f"{(done.stdout + done.stderr)[-800:]}", file=sys.stderr)
             if sanitizer:
                 done = subprocess.run([sanitizer, "--tool", "memcheck", *job], capture_output=True, text=True,
                                       env=dict(env, PYTORCH_NO_CUDA_MEMORY_CACHING="1"), timeout=600)
