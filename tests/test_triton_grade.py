@@ -147,3 +147,20 @@ def test_each_float_tensor_is_filled_with_a_nan_of_its_own():
     patterns = [_float_poison(spec, p) for p in spec.tensors]
     assert len(set(patterns)) == len(patterns) == 3
     assert all(np.isnan(np.array([bits], dtype=np.uint32).view(np.float32)[0]) for bits in patterns)
+
+
+def test_a_dead_load_of_the_output_is_told_but_fails_nothing(tmp_path):
+    source = KERNEL.replace("    tl.store(out_ptr", "    stale = tl.load(out_ptr + offsets, mask=mask)\n    tl.store(out_ptr")
+    report = graded(tmp_path, source)
+    safety = by_category(report)["memory-safety"][0]
+    assert safety.passed
+    assert not by_category(report)["traffic"][0].passed  # the dead load still moves out's sectors
+    assert "a load of out[0] before anything was stored there" in safety.output and "sub.py:12" in safety.output
+
+
+def test_a_load_of_the_output_that_reaches_it_fails_correctness_and_is_named_as_why(tmp_path):
+    source = KERNEL.replace("tl.store(out_ptr + offsets, x + y, mask=mask)",
+                            "tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask) + x + y, mask=mask)")
+    correctness = by_category(graded(tmp_path, source))["correctness"][0]
+    assert not correctness.passed
+    assert "Possibly why:" in correctness.output and "a load of out[0] before anything was stored there" in correctness.output

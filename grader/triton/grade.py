@@ -104,6 +104,10 @@ class Findings:
     ran: dict[str, int] = dataclasses.field(default_factory=dict)
     failed_runs: int = 0  # cases whose launcher raised, hung or crashed
     right: int = 0  # cases (public or hidden) whose outputs were all right
+    # Seen but not failing by itself: a load of an output element before anything stored it. Its value
+    # is undefined; where it reached an output, the poison fails correctness and this says why; where
+    # the outputs are right the load was dead (as the CUDA kind, evidence, never a verdict).
+    warnings: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, check: str, text: str | None = None) -> None:
         self.by_check.setdefault(check, [])
@@ -197,8 +201,13 @@ def _watch_findings(trace: Any, label: str, where: SourceMap, findings: Findings
                                       f"bytes past a {_int(f.get('itemsize'))}-byte element) by program "
                                       f"{_program(f.get('program'))} at {where.describe(_int(f.get('line')))}")
     for f in _records(trace.get("uninitialised")):
-        findings.add("memory-safety", f"{label}: a load of {_text(f.get('tensor'))}[{_int(f.get('offset'))}] before anything "
-                                      f"was stored there, by program {_program(f.get('program'))} at {where.describe(_int(f.get('line')))}")
+        if len(findings.warnings) >= MAX_SHOWN:
+            break
+        text = (f"a load of {_text(f.get('tensor'))}[{_int(f.get('offset'))}] before anything was stored there, by program "
+                f"{_program(f.get('program'))} at {where.describe(_int(f.get('line')))}: an output holds no data when the "
+                "kernel starts (the grader fills it with NaN); store each element before loading it, or do not load it")
+        if text not in findings.warnings:
+            findings.warnings.append(text)
 
 
 def traffic_total(trace: Any) -> tuple[int, int, list[dict]]:
@@ -399,6 +408,10 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         text = (f"{ran} case(s) checked; all passed." if not problems else
                 "\n".join([f"{len(problems)} problem(s):"] + [f"- {p}" for p in problems[:MAX_SHOWN]]
                           + ([f"- ... and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])))
+        if findings.warnings and (check == "memory-safety" or problems):
+            head = ("Seen as well (not a failure by itself: the outputs say whether it mattered):" if check == "memory-safety"
+                    else "Possibly why:")
+            text += "\n" + "\n".join([head] + [f"- {w}" for w in findings.warnings])
         tests.append(TestResult(TITLES[check], CATEGORY[check], 0.0 if problems else points, points, not problems, text,
                                 visibility="hidden" if check == "hidden" else "visible"))
     if spec.points.get("traffic"):
