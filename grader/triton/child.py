@@ -235,6 +235,8 @@ class Clock:
     """CUDA-event timing, with every function it calls taken when it is made (before the submission
     loads). The times are still measured inside the student's process: evidence, as the watch is."""
 
+    device = "cuda"  # torch's name for the GPU
+
     def __init__(self, torch):
         self.event = torch.cuda.Event
         self.record = torch.cuda.Event.record
@@ -272,13 +274,13 @@ def _time(request: dict, launcher, library, clock: Clock, torch, numpy, pyvalues
         dtype = getattr(torch, p["dtype"])
         if p["role"] == "in":
             value = pyvalues.decode(p["value"], {})
-            tensor = torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]).to("cuda")
+            tensor = torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]).to(clock.device)
         else:
-            tensor = clock.empty(tuple(p["shape"]), dtype=dtype, device="cuda")
+            tensor = clock.empty(tuple(p["shape"]), dtype=dtype, device=clock.device)
             outputs.append((p, tensor))
         args.append(tensor)
-    flush = clock.empty((2 * clock.l2(torch) // 4,), dtype=torch.float32, device="cuda")  # writing 2x L2 evicts the inputs
-    sample = torch.tensor([int(i) for i in how.get("sample", [])], dtype=torch.int64, device="cuda")
+    flush = clock.empty((2 * clock.l2(torch) // 4,), dtype=torch.float32, device=clock.device)  # writing 2x L2 evicts the inputs
+    sample = torch.tensor([int(i) for i in how.get("sample", [])], dtype=torch.int64, device=clock.device)
     warmup, repeats = max(1, int(how.get("warmup", 2))), max(1, int(how.get("repeats", 20)))
     cycles, check = int(how.get("sleep_cycles", 0)), bool(how.get("check"))
     start, stop = clock.event(enable_timing=True), clock.event(enable_timing=True)

@@ -22,7 +22,7 @@
     value = "n"                          # a size name, or an integer
 
     [points]
-    correctness = 50                     # the public cases
+    correctness = 40                     # the public cases
     hidden = 20                          # the hidden cases
     memory-safety = 20                   # the watch's findings and the guard regions
     traffic = 10                         # modelled sectors against the reference's
