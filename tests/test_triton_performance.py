@@ -143,6 +143,14 @@ def test_right_answers_pass_and_a_launch_that_skips_work_when_timed_is_named():
     assert problem.startswith("the untimed call before the timed ones computed a wrong out: element [")
 
 
+@pytest.mark.parametrize("sample", [{"not": "numbers"}, "text", [1.0, 2.0]])
+def test_a_damaged_sample_from_the_students_process_is_named_not_raised(sample):
+    spec = vector_add_spec()
+    facts = {"unwritten": {"out": 0}, "sample": {"out": sample}}
+    problem = timing.answer_problem(spec, spec.performance, {"out": np.zeros(100)}, [facts], [0, 5, 99])
+    assert problem == "the untimed call before the timed ones reported a damaged sample of out"
+
+
 def test_the_performance_tolerance_replaces_the_specs_where_given():
     spec = tritonspec.from_dict(raw("triton_matmul"))
     expected = {"c": np.full((4, 4), 10.0)}
