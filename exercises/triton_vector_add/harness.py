@@ -15,4 +15,4 @@ def library(x, y, out, n):
     """The library baseline the performance check times on a GPU (in a child of staff code only)."""
     import torch
 
-    torch.add(x, y, out=out)
+    torch.add(input=x, other=y, out=out)
