@@ -78,9 +78,12 @@ def performance(exercise: Exercise, spec: TritonSpec, source: str, module: Modul
     params = params_of(spec, inputs, sizes)
     sample = sample_indices(spec, sizes, rng)
     with TritonWorker(source, launcher=spec.launcher, limits=spec.limits, hide=hide, gpu=gpu) as worker:
-        mine = (TimingOutcome(False, error=worker.fault) if worker.fault else
-                worker.time_call(params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES, sample=sample,
-                                 check=True))
+        fault = worker.fault
+        mine = TimingOutcome(False) if fault else worker.time_call(
+            params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES, sample=sample, check=True)
+    if fault:  # the GPU child could not start Triton (before the submission loaded): the grader's environment
+        return NotRun(TITLE, CATEGORY, f"the GPU child could not be started for timing ({fault[:200]})",
+                      spec.points["performance"], "exclude", True)
     if not mine.ok:
         return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
                           f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
