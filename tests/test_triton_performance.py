@@ -122,6 +122,82 @@ def test_a_kernel_that_is_not_correct_is_not_judged_on_the_gpu():
     assert result.output.startswith("Not judged")
 
 
+class FakeWorker:
+    """A GPU child stand-in: the student's ("sub") times 0.2 ms, the reference 0.1, the library 0.05;
+    the student's answers are x + y at the sampled indices, or NaN from `skip_from` on."""
+
+    made: list = []
+    skip_from = None
+    staff_fault = ""
+
+    def __init__(self, source, *, launcher, limits, hide=(), gpu=None, library=None):
+        self.source, self.library, self.deadline = source, library, 0.0
+        self.fault = FakeWorker.staff_fault if source != "sub" else ""
+        FakeWorker.made.append(self)
+        self.closed = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        self.closed = True
+
+    def time_call(self, params, *, fn="launcher", repeats, warmup=2, sleep_cycles=0, sample=(), check=False):
+        from grader.triton.sandbox import TimingOutcome
+
+        assert self.deadline > 0 or self.source == "sub"  # the staff child's limit starts at its timing
+        x, y = (np.asarray(p["value"], dtype=np.float64) for p in params[:2])
+        right = (x + y)[np.asarray(sample, dtype=np.int64) % x.size] if check else None
+        calls = [{"unwritten": {"out": 0 if FakeWorker.skip_from is None or c < FakeWorker.skip_from else x.size},
+                  "sample": {"out": right if FakeWorker.skip_from is None or c < FakeWorker.skip_from else np.full(right.size, np.nan)}}
+                 for c in range(repeats + 1)] if check else []
+        ms = {"sub": 0.2}.get(self.source, 0.05 if fn == "library" else 0.1)
+        return TimingOutcome(True, ms=(ms,) * repeats, calls=tuple(calls))
+
+
+@pytest.fixture
+def fake_children(monkeypatch):
+    import dataclasses
+
+    from grader.triton.grade import case_params, harness
+
+    FakeWorker.made, FakeWorker.skip_from, FakeWorker.staff_fault = [], None, ""
+    monkeypatch.setattr(timing, "TritonWorker", FakeWorker)
+    exercise = exercise_module.load(ROOT / "exercises" / "triton_vector_add")
+    spec = dataclasses.replace(exercise.spec, performance=dataclasses.replace(exercise.spec.performance, size={"n": 1000},
+                                                                              repeats=3))
+
+    def run():
+        return timing.performance(exercise, spec, "sub", harness(exercise), 1, gpu=0, gate=True, params_of=case_params)
+    return run
+
+
+def test_half_the_references_speed_earns_half_the_points_and_shows_the_library(fake_children):
+    result = fake_children()
+    assert isinstance(result, TestResult) and result.score == 5.0 and not result.passed
+    assert "200.0 µs against 100.0 µs" in result.output and "the library (torch) took 50.0 µs" in result.output
+    student, staff = sorted(FakeWorker.made, key=lambda w: w.source != "sub")
+    assert staff.library is not None and "def library" in staff.library and student.library is None
+    assert all(w.closed for w in FakeWorker.made)
+
+
+def test_a_submission_that_skips_work_once_timed_earns_nothing(fake_children):
+    FakeWorker.skip_from = 2
+    result = fake_children()
+    assert result.score == 0 and result.extra.get("wrong")
+    assert "timed launch 2 of 3 left 1,000 of 1,000 elements of out NaN" in result.output
+    assert all(w.closed for w in FakeWorker.made)
+
+
+def test_a_reference_that_cannot_be_timed_is_the_graders_fault(fake_children):
+    FakeWorker.staff_fault = "grader fault: no GPU"
+    result = fake_children()
+    assert isinstance(result, NotRun) and result.grader_fault and "could not be timed" in result.reason
+
+
 # --- the answers of the timed launches -------------------------------------------------------------------
 
 def _facts(out: np.ndarray, sample, nan: int = 0) -> dict:

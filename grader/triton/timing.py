@@ -19,6 +19,8 @@ poison, which no tolerance admits: no points. The times are measured inside the 
 """
 from __future__ import annotations
 
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Mapping, Sequence
@@ -77,25 +79,37 @@ def performance(exercise: Exercise, spec: TritonSpec, source: str, module: Modul
     expected = module.reference({k: v.copy() for k, v in inputs.items()}, dict(sizes))
     params = params_of(spec, inputs, sizes)
     sample = sample_indices(spec, sizes, rng)
-    with TritonWorker(source, launcher=spec.launcher, limits=spec.limits, hide=hide, gpu=gpu) as worker:
-        fault = worker.fault
-        mine = TimingOutcome(False) if fault else worker.time_call(
-            params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES, sample=sample, check=True)
-    if fault:  # the GPU child could not start Triton (before the submission loaded): the grader's environment
-        return NotRun(TITLE, CATEGORY, f"the GPU child could not be started for timing ({fault[:200]})",
-                      spec.points["performance"], "exclude", True)
-    if not mine.ok:
-        return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                          f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
-    wrong = answer_problem(spec, conf, expected, mine.calls, sample)
-    if wrong:
-        return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                          f"No performance points: at {_sizes(sizes)}, {wrong}. Each timed launch's outputs are filled "
-                          "with NaN before it runs and checked after it; speed counts only for launches that compute "
-                          "the whole answer.", extra={"wrong": True})
     library = exercise.root.joinpath("harness.py").read_text(encoding="utf-8") if conf.baseline == "torch" else None
-    with TritonWorker(exercise.solution_path.read_text(encoding="utf-8"), launcher=spec.launcher, limits=spec.limits,
-                      hide=hide, gpu=gpu, library=library) as staff:
+    # The staff child starts (torch's CUDA import, the context, the probe kernel: seconds) while the
+    # student's is timed; it times nothing until the student's child has closed.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        starting = pool.submit(TritonWorker, exercise.solution_path.read_text(encoding="utf-8"), launcher=spec.launcher,
+                               limits=spec.limits, hide=hide, gpu=gpu, library=library)
+        try:
+            with TritonWorker(source, launcher=spec.launcher, limits=spec.limits, hide=hide, gpu=gpu) as worker:
+                fault = worker.fault
+                mine = TimingOutcome(False) if fault else worker.time_call(
+                    params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES, sample=sample, check=True)
+        except BaseException:
+            starting.result().close()
+            raise
+        staff = starting.result()
+    # The staff child's time limit starts when it starts timing: however long the student's timing
+    # took, the reference gets its whole limit (a slow submission is not a reference that failed).
+    staff.deadline = time.monotonic() + spec.limits.run_seconds
+    with staff:
+        if fault:  # the GPU child could not start Triton (before the submission loaded): the grader's environment
+            return NotRun(TITLE, CATEGORY, f"the GPU child could not be started for timing ({fault[:200]})",
+                          spec.points["performance"], "exclude", True)
+        if not mine.ok:
+            return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
+                              f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
+        wrong = answer_problem(spec, conf, expected, mine.calls, sample)
+        if wrong:
+            return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
+                              f"No performance points: at {_sizes(sizes)}, {wrong}. Each timed launch's outputs are "
+                              "filled with NaN before it runs and checked after it; speed counts only for launches that "
+                              "compute the whole answer.", extra={"wrong": True})
         if staff.fault:
             ref, lib = TimingOutcome(False, error=staff.fault), None
         else:
