@@ -37,7 +37,7 @@ class KindTraits:
     on_gpu: its submissions run on a GPU when there is one: Nsight Compute profiles them and a batch
         keeps warm GPU workers in its slots for them.
     sized: the exercise has sizes (cases.public, cases.hidden) and a harness: the conventions on
-        public sizes and on a harness that runs on CuPy arrays apply.
+        public sizes apply, and, with on_gpu, the one on a harness that runs on CuPy arrays.
     profiled: `grade profile` gives its memory counters per source line.
     requires: what an image that grades this kind installs beyond the grader's own dependencies, each
         the arguments of one `pip install` run before the grader's (the Gradescope bundle's setup.sh,

@@ -94,8 +94,9 @@ def harness_on_device(exercise: Exercise) -> list[str]:
     elements): the timing then computes its float64 reference on the GPU in milliseconds instead of
     seconds of CPU. Checked on an array that refuses conversion to NumPy, as CuPy's do, against the
     plain NumPy values."""
-    if not kind_of(exercise).traits.sized or "performance" not in exercise.spec.checks:
-        return []
+    traits = kind_of(exercise).traits
+    if not (traits.sized and traits.on_gpu) or "performance" not in exercise.spec.checks:
+        return []  # (a Triton exercise's timing computes its reference with NumPy on the CPU: grader/triton/timing.py)
     sizes = dict(exercise.spec.cases_for("emu")[-1])
     harness = Harness(exercise)
     inputs = harness.make_inputs(sizes, np.random.default_rng(11))

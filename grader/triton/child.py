@@ -9,7 +9,9 @@ code loads (its prints go to stderr). The setup ({"submission", "launcher", "sit
 answered with {"loaded", "defined"} (or an error and its line). Each case after it ({"id", "params",
 "guard", "repeat"}) is answered with {"id", "ok", "buffers", "trace"}: every tensor's whole storage
 (its guard regions included) after each launch, and the watch's record. The grader compares; nothing
-here judges.
+here judges. On a GPU a timing request ({"id", "params", "time"}: the performance check, grader/triton/timing.py)
+is answered with {"id", "ok", "ms", "calls"}: the timed launches' milliseconds and, per checked call, each
+output's count of NaN (never written) elements and its values at sampled indices.
 
 params: [{"name", "role": "in"|"out"|"int"|"float", "dtype", "shape", "value"}]: tensors are made
 here, each inside a storage `guard` elements longer at both ends, the guard (and every output) filled
@@ -148,11 +150,23 @@ def main() -> int:
     # always runs on the CPU path too, under the hook, which gives a refused call its clear message.
     if setup.get("audit", True) and not gpu:
         pytripwire.install(here, readable, forbidden=forbidden, blocked=blocked)
+    # The performance check's clock, taken before the submission loads (a launcher that rebinds
+    # torch.cuda.Event's methods afterwards does not change the ones timing it).
+    clock = Clock(torch) if gpu else None
     try:
         student = pytripwire.load("submission", setup["submission"])
     except BaseException as exc:  # noqa: BLE001 - the student's, reported
         send({"loaded": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True)})
         return 0
+    library = None
+    if gpu and setup.get("library"):
+        # Staff code only: a child that times the reference solution is given the exercise's harness.py
+        # for its library() baseline; a student's child never is.
+        try:
+            library = getattr(pytripwire.load("tritonlibrary", setup["library"]), "library", None)
+        except BaseException as exc:  # noqa: BLE001 - the exercise's harness.py, the grader's to answer for
+            send({"loaded": False, "fault": f"grader fault: the exercise's harness.py does not load: {_why(exc)}"})
+            return 0
     if not pinned and holds_autotuner(student, autotuner):
         send({"loaded": False, "fault": "grader fault: the submission uses @triton.autotune and this Triton "
                                         f"({triton.__version__}) has no Autotuner.run the grader knows how to pin to one "
@@ -166,7 +180,10 @@ def main() -> int:
             return 0
         request = json.loads(line)
         try:
-            reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues, gpu)
+            if "time" in request and clock is not None:
+                reply = _time(request, getattr(student, launcher), library, clock, torch, numpy, pyvalues)
+            else:
+                reply = _case(request, getattr(student, launcher), watch, torch, numpy, pyvalues, gpu)
         except BaseException as exc:  # noqa: BLE001 - the student's launcher or kernel raised
             reply = {"id": request["id"], "ok": False, "error": _why(exc), "line": pytripwire.student_line(exc, setup["submission"], causes=True),
                      "trace": watch.summary()}
@@ -212,6 +229,105 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues, gpu: bool = Fa
             torch.cuda.synchronize()  # a fault of this launch is raised here, not at a later one
         snapshots.append({name: pyvalues.encode(_host(s, torch)) for name, s in storages.items()})
     return {"id": request["id"], "ok": True, "buffers": snapshots, "trace": watch.summary()}
+
+
+class Clock:
+    """CUDA-event timing, with every function it calls taken when it is made (before the submission
+    loads). The times are still measured inside the student's process: evidence, as the watch is."""
+
+    device = "cuda"  # torch's name for the GPU
+
+    def __init__(self, torch):
+        self.event = torch.cuda.Event
+        self.record = torch.cuda.Event.record
+        self.elapsed = torch.cuda.Event.elapsed_time
+        self.synchronize = torch.cuda.synchronize
+        self.sleep = getattr(torch.cuda, "_sleep", None)  # a private function: a torch without it times unheld
+        self.empty = torch.empty
+        self.l2_bytes = 0
+
+    def l2(self, torch) -> int:
+        if not self.l2_bytes:
+            self.l2_bytes = int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or 50 * 1024**2)
+        return self.l2_bytes
+
+
+def _time(request: dict, launcher, library, clock: Clock, torch, numpy, pyvalues) -> dict:
+    """Time the launcher (or, in a staff child, harness.py's library()) at one size on the GPU.
+
+    request["time"]: {"fn": "launcher" | "library", "warmup", "repeats", "sleep_cycles", "check",
+    "sample": [flat indices]}. Calls 0 .. warmup-1 are not timed (call 0 compiles); each timed call
+    runs after its outputs are filled with the poison pattern, the L2 is flushed, and the stream is
+    held in torch.cuda._sleep() so that the launcher's Python (and Triton's launch overhead) is over
+    before the start event fires. With "check", call 0 and every timed call report each output's
+    count of elements still holding the poison and its values at the sampled indices: the grader
+    judges those (a launch that skips work when timed earns no points)."""
+    how = request["time"]
+    fn = library if how.get("fn") == "library" else launcher
+    if fn is None:
+        return {"id": request["id"], "ok": False, "error": "harness.py defines no library()"}
+    args, outputs = [], []
+    for p in request["params"]:
+        if p["role"] in ("int", "float"):
+            args.append(int(p["value"]) if p["role"] == "int" else float(p["value"]))
+            continue
+        dtype = getattr(torch, p["dtype"])
+        if p["role"] == "in":
+            value = pyvalues.decode(p["value"], {})
+            tensor = torch.from_numpy(numpy.ascontiguousarray(value)).to(dtype).view(*p["shape"]).to(clock.device)
+        else:
+            tensor = clock.empty(tuple(p["shape"]), dtype=dtype, device=clock.device)
+            outputs.append((p, tensor))
+        args.append(tensor)
+    flush = clock.empty((2 * clock.l2(torch) // 4,), dtype=torch.float32, device=clock.device)  # writing 2x L2 evicts the inputs
+    sample = torch.tensor([int(i) for i in how.get("sample", [])], dtype=torch.int64, device=clock.device)
+    warmup, repeats = max(1, int(how.get("warmup", 2))), max(1, int(how.get("repeats", 20)))
+    cycles, check = int(how.get("sleep_cycles", 0)), bool(how.get("check"))
+    start, stop = clock.event(enable_timing=True), clock.event(enable_timing=True)
+    ms, calls = [], []
+    for call in range(warmup + repeats):
+        for p, tensor in outputs:
+            _poison_fill(tensor, p, torch)
+        flush.zero_()
+        timed = call >= warmup
+        if timed:
+            if cycles and clock.sleep is not None:
+                clock.sleep(cycles)
+            clock.record(start)
+        fn(*args)
+        if timed:
+            clock.record(stop)
+        clock.synchronize()  # a fault of this call is raised here
+        if timed:
+            ms.append(float(clock.elapsed(start, stop)))
+        if check and (call == 0 or timed):
+            calls.append(_answer_facts(outputs, sample, torch, pyvalues))
+    return {"id": request["id"], "ok": True, "ms": ms, "calls": calls}
+
+
+def _poison_fill(tensor, p: dict, torch) -> None:
+    """Fill an output as _case fills one: the param's own NaN bits (4- and 8-byte floats), NaN, or INT_POISON."""
+    if tensor.dtype.is_floating_point:
+        as_int = {4: torch.int32, 8: torch.int64}.get(tensor.element_size())
+        if as_int is not None and isinstance(p.get("poison"), int):
+            tensor.view(as_int).fill_(p["poison"])
+        else:
+            tensor.fill_(float("nan"))
+    else:
+        tensor.fill_(INT_POISON)
+
+
+def _answer_facts(outputs, sample, torch, pyvalues) -> dict:
+    """Per output: how many elements are NaN (floats: the poison, or computed) or INT_POISON, and the
+    values at the sampled flat indices (wrapped to the output's size)."""
+    unwritten, values = {}, {}
+    for p, tensor in outputs:
+        flat = tensor.reshape(-1)
+        bad = torch.isnan(flat) if flat.dtype.is_floating_point else flat == INT_POISON
+        unwritten[p["name"]] = int(bad.sum().item())
+        picked = flat[sample % flat.numel()] if sample.numel() else flat[:0]
+        values[p["name"]] = pyvalues.encode(_host(picked, torch))
+    return {"unwritten": unwritten, "sample": values}
 
 
 def _host(storage, torch):

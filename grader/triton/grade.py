@@ -35,6 +35,7 @@ from ..pyexercise.grade import hide_paths
 from ..results import NotRun, Report, TestResult, inert
 from ..submission import PolicyVerdict
 from . import gpu as tritongpu
+from . import timing
 from .sandbox import CaseOutcome, TritonWorker, available
 from .spec import TritonSpec
 
@@ -43,8 +44,9 @@ LOAD_NAME = "Loads"
 MAX_SHOWN = 6
 TITLES = {"correctness": "Correct at the public sizes", "hidden": "Correct at the hidden sizes",
           "memory-safety": "Memory safety (watched loads and stores, guard regions)",
-          "traffic": "Memory traffic (modelled sectors against the reference)"}
-CATEGORY = {"correctness": "correctness", "hidden": "correctness", "memory-safety": "memory-safety", "traffic": "traffic"}
+          "traffic": "Memory traffic (modelled sectors against the reference)", "performance": timing.TITLE}
+CATEGORY = {"correctness": "correctness", "hidden": "correctness", "memory-safety": "memory-safety", "traffic": "traffic",
+            "performance": "performance"}
 
 
 def read(path: Path, spec: TritonSpec) -> Submitted:
@@ -425,6 +427,12 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
                                   "exclude", True))
         else:
             tests.append(test)
+    if spec.points.get("performance"):
+        # Only where the compiled cases ran on a GPU; after every other child is closed (nothing of this
+        # grading's runs beside the timed launches).
+        timed = timing.performance(exercise, spec, sub.source, module, seed, gpu=index if backend[0] == "gpu" else None,
+                                   gate=gate, params_of=case_params, hide=hide_paths(exercise))
+        (tests if isinstance(timed, TestResult) else not_run).append(timed)
     return report(tests, not_run, output, device)
 
 
@@ -505,7 +513,7 @@ def _traffic_test(spec: TritonSpec, traffic: dict | None, gate: bool) -> TestRes
 def not_loaded(spec: TritonSpec, reason: str) -> tuple[list[TestResult], list[NotRun]]:
     """Every test failed: the load test with the reason, each check as not graded."""
     tests = [TestResult(LOAD_NAME, "compile", 0.0, 0.0, False, reason)]
-    for check in ("correctness", "hidden", "memory-safety", "traffic"):
+    for check in ("correctness", "hidden", "memory-safety", "traffic", "performance"):
         points = spec.points.get(check)
         if points:
             tests.append(TestResult(TITLES[check], CATEGORY[check], 0.0, points, False, "Not graded: the submission did not load.",

@@ -72,10 +72,12 @@ class TritonWorker(Worker):
     """One jailed child running one Triton submission under the interpreter; run_case() its launcher."""
 
     def __init__(self, source: str, *, launcher: str, limits, hide: Sequence[Path] = (), audit: bool = True,
-                 gpu: int | None = None):
+                 gpu: int | None = None, library: str | None = None):
         """`gpu`: the index of the GPU to run on (Triton's compiler, CUDA tensors), or None for the
-        CPU (Triton's interpreter, every load and store watched)."""
+        CPU (Triton's interpreter, every load and store watched). `library`: the exercise's harness.py
+        source, for its library() baseline: given only to a child that runs staff code (the reference)."""
         self.launcher = launcher
+        self.library = library
         self.fault = ""
         self.gpu = gpu
         if gpu is not None:
@@ -97,6 +99,8 @@ class TritonWorker(Worker):
         jail.write("tritonwatch.py", (_HERE / "watch.py").read_text(encoding="utf-8"))
         jail.write("pyvalues.py", (_PYEXERCISE / "values.py").read_text(encoding="utf-8"))
         jail.write("pytripwire.py", (_PYEXERCISE / "tripwire.py").read_text(encoding="utf-8"))
+        if self.library is not None:
+            jail.write("tritonlibrary.py", self.library)
         env = {"PATH": "/usr/bin:/bin", "HOME": jail.folder_inside, "TMPDIR": jail.folder_inside, "LANG": "C.UTF-8",
                "PYTHONHASHSEED": "0", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                "TRITON_INTERPRET": "1", "TRITON_CACHE_DIR": f"{jail.folder_inside}/.triton",
@@ -117,7 +121,8 @@ class TritonWorker(Worker):
         self.replies = queue.Queue()
         threading.Thread(target=self._read_replies, args=(self.proc.stdout, self.replies), daemon=True).start()
         self._send({"submission": "submission.py", "launcher": self.launcher, "audit": self.audit,
-                    "site": jail.packages_inside, "gpu": gpu})
+                    "site": jail.packages_inside, "gpu": gpu,
+                    "library": "tritonlibrary.py" if self.library is not None else None})
         first = self._reply()
         if first is None:
             return LoadOutcome(False, error=f"the submission did not load: {self.dead}")
@@ -161,8 +166,60 @@ class TritonWorker(Worker):
         return CaseOutcome(True, buffers=buffers, trace=trace)
 
 
+    def time_call(self, params: Sequence[Mapping[str, Any]], *, fn: str = "launcher", repeats: int, warmup: int = 2,
+                  sleep_cycles: int = 0, sample: Sequence[int] = (), check: bool = False) -> "TimingOutcome":
+        """Time the launcher (or, `fn` "library", harness.py's library()) at one size on this child's GPU
+        (child.py's _time): the timed milliseconds and, with `check`, what each checked call left in its outputs."""
+        if self.gpu is None:
+            return TimingOutcome(False, error="timing needs a GPU child")
+        if not self.loaded.ok or self.dead:
+            return TimingOutcome(False, error=self.dead or self.loaded.error)
+        if not self.loaded.defined.get(self.launcher):
+            return TimingOutcome(False, error=f"the submission does not define {self.launcher}()")
+        self._next += 1
+        sent = [dict(p, value=pyvalues.encode(p["value"])) if p.get("role") == "in" else dict(p) for p in params]
+        self._send({"id": self._next, "params": sent, "time": {"fn": fn, "repeats": repeats, "warmup": warmup,
+                                                               "sleep_cycles": sleep_cycles, "sample": list(sample),
+                                                               "check": check}})
+        reply = self._reply()
+        if reply is None:
+            return TimingOutcome(False, error=self.dead)
+        if reply.get("id") != self._next:
+            self._kill("its process answered out of turn (did the submission write to the grader's channel?)")
+            return TimingOutcome(False, error=self.dead)
+        if not reply.get("ok"):
+            return TimingOutcome(False, error=str(reply.get("error", "it failed"))[:500], line=_int(reply.get("line")))
+        ms = reply.get("ms")
+        if not isinstance(ms, list) or len(ms) != repeats or not all(
+                isinstance(t, (int, float)) and not isinstance(t, bool) and 0 < t < 1e7 for t in ms):
+            return TimingOutcome(False, error="its process sent back timings the grader cannot read")
+        calls = []
+        for call in reply.get("calls", []) if check else []:
+            try:
+                unwritten = {str(k): int(v) for k, v in call["unwritten"].items()}
+                values = {str(k): pyvalues.decode(v, {}) for k, v in call["sample"].items()}
+            except (pyvalues.NotAValue, ValueError, TypeError, AttributeError, KeyError) as exc:
+                return TimingOutcome(False, error=f"its process sent back something the grader cannot read: {exc}")
+            calls.append({"unwritten": unwritten, "sample": values})
+        if check and len(calls) != repeats + 1:
+            return TimingOutcome(False, error="its process did not report every timed call's answer")
+        return TimingOutcome(True, ms=tuple(float(t) for t in ms), calls=tuple(calls))
+
+
+@dataclass(frozen=True)
+class TimingOutcome:
+    """One timing: the timed calls' milliseconds and (checked) what call 0 and each timed call left in
+    the outputs: {"unwritten": {name: count}, "sample": {name: values}}; or an error."""
+
+    ok: bool
+    ms: tuple[float, ...] = ()
+    calls: tuple[Mapping[str, Any], ...] = ()
+    error: str = ""
+    line: int | None = None
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-__all__ = ["TritonWorker", "CaseOutcome", "available", "lent_packages", "Jailed"]
+__all__ = ["TritonWorker", "CaseOutcome", "TimingOutcome", "available", "lent_packages", "Jailed"]

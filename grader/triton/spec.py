@@ -22,10 +22,18 @@
     value = "n"                          # a size name, or an integer
 
     [points]
-    correctness = 50                     # the public cases
+    correctness = 40                     # the public cases
     hidden = 20                          # the hidden cases
     memory-safety = 20                   # the watch's findings and the guard regions
     traffic = 10                         # modelled sectors against the reference's
+    performance = 10                     # on a GPU: the fastest timed launch against the reference's
+
+    [performance]                        # optional; the check runs only on a GPU
+    size = {n = 16777216}                # where the launcher is timed
+    full_marks = 0.9                     # the fraction of the reference's speed that earns every point
+    repeats = 20                         # timed launches (the fastest counts)
+    baseline = "torch"                   # "torch": the library (harness.py's library()) is timed and shown
+    tolerance = {rtol = 1e-6, atol = 0.0}  # for the timed launches' answers (default: the spec's)
 
 The exercise folder holds harness.py (make_inputs(sizes, rng) and reference(inputs, sizes), as a
 kernel exercise's), README.md and skeleton.py; the reference is reference/<id>/solution.py with
@@ -45,7 +53,8 @@ from ..spec import Limits
 
 KIND = "triton"
 DTYPES = ("float32", "float16", "bfloat16", "int32", "int64")
-CHECKS = ("correctness", "hidden", "memory-safety", "traffic")
+CHECKS = ("correctness", "hidden", "memory-safety", "traffic", "performance")
+BASELINES = ("none", "torch")
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,19 @@ class Param:
 
 
 @dataclass(frozen=True)
+class Performance:
+    """The `[performance]` table: where and how the launcher is timed on a GPU. The names are the CUDA
+    kind's `[checks.performance]` ones (size, full_marks, repeats, baseline)."""
+
+    size: Mapping[str, int]
+    full_marks: float = 0.9
+    repeats: int = 20
+    baseline: str = "none"  # "torch": harness.py's library() is timed too, shown for information
+    rtol: float | None = None  # the timed answers' tolerance, where the spec's cases' does not hold at this size
+    atol: float | None = None
+
+
+@dataclass(frozen=True)
 class TritonSpec:
     """A validated Triton exercise spec."""
 
@@ -92,6 +114,7 @@ class TritonSpec:
     repeat: int = 2
     points: Mapping[str, float] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    performance: Performance | None = None
     kind: str = KIND
     hidden_tests: None = None  # (the kernel kinds' pytest tests: a Triton exercise's are its hidden cases)
 
@@ -101,7 +124,7 @@ class TritonSpec:
 
     @property
     def checks(self) -> tuple[str, ...]:
-        """The checks that carry points (a Triton exercise has no performance check)."""
+        """The checks that carry points."""
         return tuple(name for name, points in self.points.items() if points)
 
     @property
@@ -159,6 +182,17 @@ def from_dict(raw: Mapping[str, Any], source: str = "spec.toml") -> TritonSpec:
     if points.get("traffic") and traffic is None:
         raise SpecError(f"{source}: field traffic_size: [points] gives traffic points, so the spec needs a traffic_size")
     limits = Limits(**{"run_seconds": 60.0, **dict(raw.get("limits", {}))})
+    perf = raw.get("performance")
+    if points.get("performance") and perf is None:
+        raise SpecError(f"{source}: field performance: [points] gives performance points, so the spec needs a "
+                        "[performance] table with its size")
+    performance = None
+    if perf is not None:
+        ptol = perf.get("tolerance", {})
+        performance = Performance(size=case(perf["size"], "performance.size"), full_marks=float(perf.get("full_marks", 0.9)),
+                                  repeats=int(perf.get("repeats", 20)), baseline=perf.get("baseline", "none"),
+                                  rtol=float(ptol["rtol"]) if "rtol" in ptol else None,
+                                  atol=float(ptol["atol"]) if "atol" in ptol else None)
     return TritonSpec(
         id=raw["id"], title=raw["title"], launcher=raw["launcher"], sizes=sizes, params=tuple(params),
         public_cases=tuple(case(c, f"public_cases.{i}") for i, c in enumerate(raw["public_cases"])),
@@ -166,4 +200,4 @@ def from_dict(raw: Mapping[str, Any], source: str = "spec.toml") -> TritonSpec:
         traffic_size=case(traffic, "traffic_size") if traffic is not None else None,
         traffic_slack=float(raw.get("traffic_slack", 0.10)), precision=raw.get("precision", ""),
         rtol=float(tol.get("rtol", 1e-5)), atol=float(tol.get("atol", 1e-6)), guard=int(raw.get("guard", 64)),
-        repeat=int(raw.get("repeat", 2)), points=points, limits=limits)
+        repeat=int(raw.get("repeat", 2)), points=points, limits=limits, performance=performance)

@@ -1,7 +1,13 @@
 """`grade validate` for a Triton exercise: the conventions, the reference scores full marks, the
 skeleton loads and fails correctness, every wrong/*.py fails the check category its `# expect:`
 header names (and only those its `# also:` header adds). Each file is graded through `grade`
-(grader.api.grade, handed down), as a student's file is."""
+(grader.api.grade, handed down), as a student's file is.
+
+Performance is informative for a wrong file: a failed performance check is shown beside its verdict
+and never fails it (unless the file's `# expect:` is performance). A wrong file's speed against the
+reference is a measurement on one GPU, with noise near a step's edge; a correctness or traffic lesson
+must not turn red on a busy GPU. Where it cannot run (the CPU path: it needs a GPU) it is not asked
+for at all, of the reference or of a wrong file."""
 from __future__ import annotations
 
 from typing import Callable
@@ -42,7 +48,7 @@ def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercis
     progress(exercise.solution_path.name)
     ref = graded(exercise.solution_path)
     bad = [f"{t.name}: {t.output.splitlines()[0] if t.output else ''}" for t in ref.tests if not t.passed]
-    bad += [f"not graded: {n.reason}" for n in ref.not_run]
+    bad += [f"not graded: {n.reason}" for n in _not_run(ref)]
     out.add(not bad and ref.score == ref.max_score, f"reference scores {ref.score:g} / {ref.max_score:g}"
             + (": " + "; ".join(bad) if bad else ""))
     if backend == "gpu":
@@ -68,8 +74,27 @@ def validate(exercise: Exercise, *, grade: Grade, conventions: Callable[[Exercis
             continue
         progress(f"wrong/{path.name}")
         report = graded(path)
-        if report.not_run:
-            out.add(False, f"wrong/{path.name}: not graded ({report.not_run[0].reason})")
+        skipped = _not_run(report)
+        if skipped:
+            out.add(False, f"wrong/{path.name}: not graded ({skipped[0].reason})")
             continue
-        out.add(*wrong_file_verdict(path.name, report, exp.expect, exp.also, "#"))
+        also = exp.also if exp.expect == "performance" else exp.also | {"performance"}
+        ok, text = wrong_file_verdict(path.name, report, exp.expect, also, "#")
+        out.add(ok, text + _performance_note(report, exp.expect))
     return out
+
+
+def _not_run(report: Report) -> list:
+    """The report's not-run checks that validation asks about: all but a performance check that could
+    not run here for want of a GPU (not the grader's fault)."""
+    return [n for n in report.not_run if n.category != "performance" or n.grader_fault]
+
+
+def _performance_note(report: Report, expect: str) -> str:
+    """A wrong file's failed performance check, for information (its verdict does not count it)."""
+    if expect == "performance":
+        return ""
+    for t in report.tests:
+        if t.category == "performance" and not t.passed and not t.extra.get("gated"):
+            return f" (performance, informative: {t.score:g} / {t.max_score:g})"
+    return ""

@@ -57,3 +57,29 @@ def test_an_unmasked_store_writes_into_the_guard_on_the_gpu(tmp_path):
         judge_case(spec, sizes, inputs, expected, outcome, SourceMap("sub.py"), check, findings, prefix=tritongpu.PREFIX)
     problems = findings.by_check.get("memory-safety", [])
     assert any("compiled on the GPU" in p and "past the end of out" in p for p in problems), problems
+
+
+def _performance(report):
+    timed = [t for t in report.tests if t.category == "performance"]
+    assert len(timed) == 1 and not report.not_run, (timed, report.not_run, report.notes)
+    return timed[0]
+
+
+def test_the_reference_vector_add_earns_every_performance_point_on_the_gpu():
+    path = ROOT / "reference" / "triton_vector_add" / "solution.py"
+    report = grade(ROOT / "exercises" / "triton_vector_add", path, backend="gpu", seed=5)
+    assert report.backend == "gpu", report.notes
+    timed = _performance(report)
+    assert timed.passed and timed.score == timed.max_score == 10, timed.output
+    assert "library (torch)" in timed.output and "µs" in timed.output
+
+
+def test_a_vector_add_launched_chunk_by_chunk_from_python_earns_fewer_performance_points():
+    path = ROOT / "tests" / "data" / "triton_slow" / "vector_add_python_loop.py"
+    report = grade(ROOT / "exercises" / "triton_vector_add", path, backend="gpu", seed=5)
+    assert report.backend == "gpu", report.notes
+    right = [t for t in report.tests if t.category == "correctness"]
+    assert right and all(t.passed for t in right), [t.output for t in right]
+    timed = _performance(report)
+    assert not timed.passed and timed.score < timed.max_score, timed.output
+    assert timed.extra["min_us"]["submission"] > timed.extra["min_us"]["reference"], timed.extra
