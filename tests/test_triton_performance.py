@@ -414,3 +414,39 @@ def test_the_reference_on_the_cpu_path_scores_full_marks_with_performance_not_ru
     assert report.score == report.max_score == 100
     assert [n.category for n in report.not_run] == ["performance"] and "needs a GPU" in report.not_run[0].reason
     assert not any(t.category == "performance" for t in report.tests)
+
+
+@pytest.mark.slow
+def test_the_staff_child_is_alive_when_it_is_timed(monkeypatch):
+    """Real jailed children (the CPU's, standing in for GPU ones): the staff child is started from a
+    worker thread, and a jail's launcher dies with the thread that started it; it must outlive the
+    student's timing and still be running when the reference is timed."""
+    import dataclasses
+
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from grader.triton.grade import case_params, harness
+    from grader.triton.sandbox import TimingOutcome, TritonWorker
+
+    alive = []
+
+    class CpuStandIn(TritonWorker):
+        def __init__(self, source, *, launcher, limits, hide=(), gpu=None, library=None):
+            super().__init__(source, launcher=launcher, limits=limits, hide=hide)
+            self.staff = library is not None
+
+        def time_call(self, params, *, fn="launcher", repeats, warmup=2, sleep_cycles=0, sample=(), check=False):
+            alive.append((self.staff, fn, self.proc.poll() is None and not self.dead))
+            x, y = (np.asarray(p["value"], dtype=np.float64) for p in params[:2])
+            right = (x + y)[np.asarray(sample, dtype=np.int64) % x.size]
+            calls = tuple({"unwritten": {"out": 0}, "sample": {"out": right}} for _ in range(repeats + 1)) if check else ()
+            return TimingOutcome(True, ms=(0.1,) * repeats, calls=calls)
+
+    monkeypatch.setattr(timing, "TritonWorker", CpuStandIn)
+    exercise = exercise_module.load(ROOT / "exercises" / "triton_vector_add")
+    spec = dataclasses.replace(exercise.spec, performance=dataclasses.replace(exercise.spec.performance, size={"n": 1000},
+                                                                              repeats=3))
+    source = (ROOT / "reference" / "triton_vector_add" / "solution.py").read_text()
+    result = timing.performance(exercise, spec, source, harness(exercise), 1, gpu=0, gate=True, params_of=case_params)
+    assert alive == [(False, "launcher", True), (True, "launcher", True), (True, "library", True)]
+    assert isinstance(result, TestResult) and result.passed

@@ -81,7 +81,9 @@ def performance(exercise: Exercise, spec: TritonSpec, source: str, module: Modul
     sample = sample_indices(spec, sizes, rng)
     library = exercise.root.joinpath("harness.py").read_text(encoding="utf-8") if conf.baseline == "torch" else None
     # The staff child starts (torch's CUDA import, the context, the probe kernel: seconds) while the
-    # student's is timed; it times nothing until the student's child has closed.
+    # student's is timed; it times nothing until the student's child has closed. It is used inside the
+    # pool's block: the jail's launcher dies with the thread that started it (bubblewrap's
+    # --die-with-parent is the parent thread's death signal), and the pool's thread ends with the block.
     with ThreadPoolExecutor(max_workers=1) as pool:
         starting = pool.submit(TritonWorker, exercise.solution_path.read_text(encoding="utf-8"), launcher=spec.launcher,
                                limits=spec.limits, hide=hide, gpu=gpu, library=library)
@@ -94,28 +96,28 @@ def performance(exercise: Exercise, spec: TritonSpec, source: str, module: Modul
             starting.result().close()
             raise
         staff = starting.result()
-    # The staff child's time limit starts when it starts timing: however long the student's timing
-    # took, the reference gets its whole limit (a slow submission is not a reference that failed).
-    staff.deadline = time.monotonic() + spec.limits.run_seconds
-    with staff:
-        if fault:  # the GPU child could not start Triton (before the submission loaded): the grader's environment
-            return NotRun(TITLE, CATEGORY, f"the GPU child could not be started for timing ({fault[:200]})",
-                          spec.points["performance"], "exclude", True)
-        if not mine.ok:
-            return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                              f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
-        wrong = answer_problem(spec, conf, expected, mine.calls, sample)
-        if wrong:
-            return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                              f"No performance points: at {_sizes(sizes)}, {wrong}. Each timed launch's outputs are "
-                              "filled with NaN before it runs and checked after it; speed counts only for launches that "
-                              "compute the whole answer.", extra={"wrong": True})
-        if staff.fault:
-            ref, lib = TimingOutcome(False, error=staff.fault), None
-        else:
-            ref = staff.time_call(params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES)
-            lib = (staff.time_call(params, fn="library", repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES)
-                   if library is not None and ref.ok else None)
+        # The staff child's time limit starts when it starts timing: however long the student's timing
+        # took, the reference gets its whole limit (a slow submission is not a reference that failed).
+        staff.deadline = time.monotonic() + spec.limits.run_seconds
+        with staff:
+            if fault:  # the GPU child could not start Triton (before the submission loaded): the grader's environment
+                return NotRun(TITLE, CATEGORY, f"the GPU child could not be started for timing ({fault[:200]})",
+                              spec.points["performance"], "exclude", True)
+            if not mine.ok:
+                return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
+                                  f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
+            wrong = answer_problem(spec, conf, expected, mine.calls, sample)
+            if wrong:
+                return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
+                                  f"No performance points: at {_sizes(sizes)}, {wrong}. Each timed launch's outputs are "
+                                  "filled with NaN before it runs and checked after it; speed counts only for launches that "
+                                  "compute the whole answer.", extra={"wrong": True})
+            if staff.fault:
+                ref, lib = TimingOutcome(False, error=staff.fault), None
+            else:
+                ref = staff.time_call(params, repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES)
+                lib = (staff.time_call(params, fn="library", repeats=conf.repeats, warmup=WARMUP, sleep_cycles=SLEEP_CYCLES)
+                       if library is not None and ref.ok else None)
     if not ref.ok:
         return NotRun(TITLE, CATEGORY, f"the reference solution could not be timed ({ref.error[:200]})",
                       spec.points["performance"], "exclude", True)
