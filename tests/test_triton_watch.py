@@ -326,3 +326,62 @@ def test_the_summary_counts_the_elements_nothing_stored(watch):
         tensors.append(t)
     add_kernel[(1000 // 256,)](*tensors, 1000, BLOCK=256)  # the grid misses the last 232 elements
     assert {r["tensor"]: r["elements"] for r in watch.summary()["unwritten"]}["out"] == 1000 - 3 * 256
+
+
+@triton.jit
+def row_softmax_kernel(x_ptr, out_ptr, x_stride, out_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.arange(0, BLOCK)
+    # The reference's loads and stores (its max and sums left out: the traffic is in these two lines,
+    # and tl.max and tl.sum are jitted helpers this module may have imported before the interpreter).
+    x = tl.load(x_ptr + row * x_stride + col, mask=col < cols, other=-float("inf"))
+    tl.store(out_ptr + row * out_stride + col, tl.exp(x), mask=col < cols)
+
+
+@triton.jit
+def row_rmsnorm_kernel(x_ptr, w_ptr, out_ptr, x_stride, out_stride, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    col = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * x_stride + col, mask=col < cols, other=0.0)
+    w = tl.load(w_ptr + col, mask=col < cols, other=0.0)
+    tl.store(out_ptr + row * out_stride + col, x * w, mask=col < cols)
+
+
+def row_tensors(watch, rows, cols, names):
+    watch.__init__(watch.source_file)
+    out = []
+    for name in names:
+        n = cols if name == "w" else rows * cols
+        storage = torch.full((n + 2 * GUARD,), float("nan"))
+        t = storage[GUARD:GUARD + n]
+        if name != "out":
+            t.copy_(torch.rand(n))
+        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
+        out.append(t)
+    return out
+
+
+@pytest.mark.parametrize("cols, loads, stores", [(1000, 4000, 4000), (1024, 4096, 4096)])
+def test_a_row_pointer_whose_stride_is_not_divisible_by_16_is_one_element_a_thread(watch, cols, loads, stores):
+    # H200 (Nsight Compute), the softmax reference at 32 x 1000: 4,000 load and 4,000 store sectors in
+    # 1,024 load requests, the distinct ones: row * 1000 is 16-byte aligned at runtime, but Triton does
+    # not specialise 1000 and proves 4 bytes, so each thread holds one element and a warp's 32
+    # consecutive elements are one 128-byte request. At 32 x 1024, vectors of 4: again the distinct.
+    x, out = row_tensors(watch, 32, cols, ("x", "out"))
+    row_softmax_kernel[(32,)](x, out, cols, cols, cols, BLOCK=1024)
+    summary = watch.summary()
+    assert totals(summary, "load")[1] == loads and totals(summary, "store")[1] == stores
+    assert totals(summary, "load")[0] == (1024 if cols == 1000 else 256)
+
+
+@pytest.mark.parametrize("cols, loads, stores", [(1000, 32000, 4000), (1024, 8192, 4096)])
+def test_a_load_takes_the_widest_elements_a_thread_of_its_kernel_and_a_store_its_own(watch, cols, loads, stores):
+    # H200 (Nsight Compute), the RMSNorm reference at 32 x 1000: 32,000 load sectors, 4,000 store
+    # sectors. The weight's pointer is the same in every program and provably aligned: 4 elements a
+    # thread. Triton's coalescing gives the row's load, which feeds the same values, the weight's 4
+    # elements a thread (not a vector: its pointer is not proved aligned), 16 sectors a request for
+    # both; the store keeps its own one element a thread.
+    x, w, out = row_tensors(watch, 32, cols, ("x", "w", "out"))
+    row_rmsnorm_kernel[(32,)](x, w, out, cols, cols, cols, BLOCK=1024)
+    summary = watch.summary()
+    assert totals(summary, "load")[1] == loads and totals(summary, "store")[1] == stores

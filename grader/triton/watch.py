@@ -74,6 +74,21 @@ class LaunchInfo:
 
 
 @dataclass
+class Access:
+    """One program's execution of one load or store line, kept until its launch ends: the layout
+    the compiler gives a line is one for every program, decided from what all of them show."""
+
+    flat: np.ndarray  # the block's addresses, flattened
+    active: np.ndarray
+    on: np.ndarray  # the mask's values, flattened (before lanes in no buffer were switched off)
+    shape: tuple
+    itemsize: int
+    program: tuple
+    unmasked: bool
+    unproven: bool  # its mask was made by a comparison the compiler does not prove constant over a vector
+
+
+@dataclass
 class LineTraffic:
     """The traffic of one source line's loads or stores, summed over programs."""
 
@@ -110,17 +125,21 @@ def layout(numel: int, itemsize: int, num_warps: int, contiguous: int, aligned: 
 
 
 def warp_sectors(addresses: np.ndarray, active: np.ndarray, itemsize: int, num_warps: int, aligned: bool,
-                 contiguous: int) -> tuple[int, int, int]:
+                 contiguous: int, vector_limit: int | None = None) -> tuple[int, int, int]:
     """(requests, sectors, vector width) of one program's access to the flat lanes `addresses`.
 
     Thread t holds lanes [t*spt + r*spt*threads, +spt) for each repeat r; one instruction per
     (repeat, vector step) per warp: a warp's request covers the sectors its 32 threads' active lanes
     of that step touch. A block smaller than the program's threads wraps onto the spare threads,
-    which repeat lanes and issue their loads too."""
+    which repeat lanes and issue their loads too. `contiguous` bounds the size per thread (the
+    coalescing's choice); `vector_limit`, where given, the vector width (what this access itself
+    allows when a wider size per thread came from another access of its kernel)."""
     n = addresses.size
     if n == 0:
         return 0, 0, 1
     spt, vec, threads = layout(n, itemsize, num_warps, contiguous, aligned)
+    if vector_limit is not None:
+        vec = max(1, min(vec, vector_limit))
     span = spt * threads
     repeats = max(1, -(-n // span))
     r, t, k = np.meshgrid(np.arange(repeats), np.arange(threads), np.arange(spt), indexing="ij")
@@ -167,6 +186,7 @@ class Watch:
         self.uninitialised: list[dict] = []
         self.counts = {"out_of_bounds": 0, "misaligned": 0, "uninitialised": 0, "outside_every_buffer": 0}
         self.traffic: dict[tuple[str, str, int], LineTraffic] = {}
+        self.pending: dict[tuple[str, str, int], list[Access]] = {}  # this launch's accesses, until it ends
         self.accesses = 0
         self.count_traffic = True
         self.unmasked = False  # inside tl.load or tl.store without a mask
@@ -222,7 +242,10 @@ class Watch:
 
         def launch(self, *args, **kwargs):
             watch.begin(self, args, kwargs)
-            return call(self, *args, **kwargs)
+            try:
+                return call(self, *args, **kwargs)
+            finally:
+                watch.end()
 
         builder.create_masked_load, builder.create_masked_store, executor.__call__ = masked_load, masked_store, launch
         # tl.load and tl.store without a mask reach the masked ones through these: such an access's
@@ -322,28 +345,57 @@ class Watch:
                     if len(self.uninitialised) < MAX_FINDINGS:
                         self.uninitialised.append({"tensor": b.name, "offset": int(never[0]), "program": program,
                                                    "line": line, "lanes": int(never.size)})
-        if not self.count_traffic:
-            return self._masked(mask, safe, active, on)
-        contiguous = contiguity(flat, itemsize)
-        aligned = _aligned_groups(flat, itemsize) and (self.unmasked or self.launch.aligned_ints)
-        requests, sectors, vec = warp_sectors(flat, active, itemsize, self.launch.num_warps, aligned, contiguous)
-        key = (self.launch.kernel, kind, line)
-        t = self.traffic.setdefault(key, LineTraffic())
-        t.requests += requests
-        t.sectors += sectors
-        t.vector = max(t.vector, vec)
-        if vec > 1:
-            scalar = warp_sectors(flat, active, itemsize, self.launch.num_warps, False, contiguous)
-            t.scalar_requests += scalar[0]
-            t.scalar_sectors += scalar[1]
-            if not self.unmasked and (getattr(mask, UNPROVEN_TAG, False) or _splits_vectors(on.ravel(), vec)):
-                t.mask_splits_vector = True
-        else:
-            t.scalar_requests += requests
-            t.scalar_sectors += sectors
-        t.distinct.update((flat[active].astype(np.int64) // SECTOR).tolist())
-        t.programs.add(program)
+        if self.count_traffic:
+            self.pending.setdefault((self.launch.kernel, kind, line), []).append(
+                Access(flat.copy(), active.copy(), on.ravel().copy(), tuple(addresses.shape), itemsize, program,
+                       self.unmasked, bool(getattr(mask, UNPROVEN_TAG, False))))
         return self._masked(mask, safe, active, on)
+
+    def end(self) -> None:
+        """A launch ended: its lines' sectors, as the compiled kernel's warps issue them.
+
+        What the compiler decides once for every program is decided here from all of them. A line's
+        own size per thread is at most 16 bytes' worth, the contiguity its addresses show in every
+        program, and 1 unless its pointer is provably 16-byte aligned (_provably_aligned). Then
+        Triton's coalescing: a load takes the widest size per thread among the accesses of its
+        kernel with the same block shape (they feed each other), a store no wider than its own; the
+        vector width is at most the line's own size, and 1 where alignment or the mask is unproven."""
+        pending, self.pending = self.pending, {}
+        if not pending:
+            return
+        own: dict[tuple, tuple[int, bool]] = {}
+        for key, accesses in pending.items():
+            itemsize = accesses[0].itemsize
+            contiguous = min(contiguity(a.flat, itemsize) for a in accesses)
+            aligned = _provably_aligned([a.flat for a in accesses], itemsize)
+            own[key] = (max(1, min(VECTOR_BYTES // itemsize, contiguous, VECTOR_BYTES // itemsize if aligned else 1)), aligned)
+        widest: dict[tuple, int] = {}
+        for key, accesses in pending.items():
+            peer = (key[0], accesses[0].shape)
+            widest[peer] = max(widest.get(peer, 1), own[key][0])
+        for key, accesses in pending.items():
+            mine, aligned = own[key]
+            wide = widest[(key[0], accesses[0].shape)]
+            per_thread = wide if key[1] == "load" else min(wide, mine)
+            t = self.traffic.setdefault(key, LineTraffic())
+            for a in accesses:
+                vector_ok = aligned and (a.unmasked or self.launch.aligned_ints)
+                requests, sectors, vec = warp_sectors(a.flat, a.active, a.itemsize, self.launch.num_warps, vector_ok,
+                                                      per_thread, vector_limit=mine)
+                t.requests += requests
+                t.sectors += sectors
+                t.vector = max(t.vector, vec)
+                if vec > 1:
+                    scalar = warp_sectors(a.flat, a.active, a.itemsize, self.launch.num_warps, False, per_thread)
+                    t.scalar_requests += scalar[0]
+                    t.scalar_sectors += scalar[1]
+                    if not a.unmasked and (a.unproven or _splits_vectors(a.on, vec)):
+                        t.mask_splits_vector = True
+                else:
+                    t.scalar_requests += requests
+                    t.scalar_sectors += sectors
+                t.distinct.update((a.flat[a.active].astype(np.int64) // SECTOR).tolist())
+                t.programs.add(a.program)
 
     @staticmethod
     def _masked(mask: Any, safe: np.ndarray, active: np.ndarray, on: np.ndarray) -> Any:
@@ -388,12 +440,39 @@ class Watch:
         }
 
 
-def _aligned_groups(flat: np.ndarray, itemsize: int) -> bool:
-    """Pointers aligned as Triton's divisibility=16 specialisation proves: every lane's address a
-    multiple of its size, and the block's first address 16-byte aligned."""
-    if flat.size == 0:
+def _provably_aligned(blocks: list[np.ndarray], itemsize: int) -> bool:
+    """Whether Triton's analysis can prove a line's pointer 16-byte aligned in every program: every
+    lane element-aligned, the first run of consecutive elements 16-byte aligned, and the runs'
+    starts in every program (and every pass of a loop) apart by multiples of 16 elements. An offset
+    of `row * stride` with a stride of 1000 is 16-byte aligned at runtime, but Triton specialises
+    only arguments divisible by 16: it proves nothing of 1000 and sees 4-byte alignment. A pointer
+    the same in every program (a weight vector) is proved aligned from its base."""
+    starts = []
+    for flat in blocks:
+        if flat.size == 0:
+            continue
+        if np.any(flat % np.uint64(itemsize) != 0):
+            return False
+        starts.append(flat[::_run(flat, itemsize)].astype(np.int64))
+    if not starts:
         return True
-    return bool(int(flat[0]) % DIVISIBILITY == 0 and np.all(flat % np.uint64(itemsize) == 0))
+    every = np.concatenate(starts)
+    if int(every[0]) % DIVISIBILITY:
+        return False
+    apart = np.abs(every - every[0]) // itemsize
+    return int(np.gcd.reduce(apart)) % DIVISIBILITY == 0 if apart.size else True
+
+
+def _run(flat: np.ndarray, itemsize: int) -> int:
+    """The longest power-of-two run of consecutive elements that every aligned group of the block
+    shows, uncapped (a row of a 2-D tile; a whole 1-D block)."""
+    size = 1
+    while flat.size % (size * 2) == 0 and size * 2 <= flat.size:
+        groups = flat.astype(np.int64).reshape(-1, size * 2)
+        if not np.all(np.diff(groups, axis=1) == itemsize):
+            break
+        size *= 2
+    return size
 
 
 def _extent(value: Any) -> tuple[int, int, int] | None:
