@@ -58,11 +58,12 @@ def watch():
      builder.create_load, builder.create_store, builder.create_icmpSLE, builder.create_icmpULE) = saved
 
 
-def guarded_tensors(watch, n):
-    """A fresh record and the spec's x, y (random) and out (NaN), each inside NaN guards, registered."""
+def guarded(watch, sizes: dict[str, int]):
+    """A fresh record and one float32 tensor per name (its element count), each inside NaN guards and
+    registered: random inputs, and "out" left NaN."""
     watch.__init__(watch.source_file)
     tensors = []
-    for name in ("x", "y", "out"):
+    for name, n in sizes.items():
         storage = torch.full((n + 2 * GUARD,), float("nan"))
         t = storage[GUARD:GUARD + n]
         if name != "out":
@@ -70,6 +71,11 @@ def guarded_tensors(watch, n):
         watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
         tensors.append(t)
     return tensors
+
+
+def guarded_tensors(watch, n):
+    """The spec's x, y (random) and out (NaN) of n elements each."""
+    return guarded(watch, {"x": n, "y": n, "out": n})
 
 
 def run(watch, kernel, n, block=256, num_warps=None):
@@ -348,17 +354,7 @@ def row_rmsnorm_kernel(x_ptr, w_ptr, out_ptr, x_stride, out_stride, cols, BLOCK:
 
 
 def row_tensors(watch, rows, cols, names):
-    watch.__init__(watch.source_file)
-    out = []
-    for name in names:
-        n = cols if name == "w" else rows * cols
-        storage = torch.full((n + 2 * GUARD,), float("nan"))
-        t = storage[GUARD:GUARD + n]
-        if name != "out":
-            t.copy_(torch.rand(n))
-        watch.register(name, storage.untyped_storage().data_ptr(), storage.numel() * 4, t.data_ptr(), n, 4, name != "out")
-        out.append(t)
-    return out
+    return guarded(watch, {name: cols if name == "w" else rows * cols for name in names})
 
 
 @pytest.mark.parametrize("cols, loads, stores", [(1000, 4000, 4000), (1024, 4096, 4096)])
