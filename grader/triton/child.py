@@ -206,11 +206,8 @@ def _case(request: dict, launcher, watch, torch, numpy, pyvalues, gpu: bool = Fa
         numel = 1
         for d in p["shape"]:
             numel *= int(d)
-        floating = dtype.is_floating_point
-        storage = torch.full((numel + 2 * guard,), float("nan") if floating else INT_POISON, dtype=dtype, device=device)
-        as_int = {4: torch.int32, 8: torch.int64}.get(storage.element_size())
-        if floating and as_int is not None and isinstance(p.get("poison"), int):
-            storage.view(as_int).fill_(p["poison"])
+        storage = torch.empty((numel + 2 * guard,), dtype=dtype, device=device)
+        _poison_fill(storage, p, torch)
         tensor = storage[guard:guard + numel].view(*p["shape"])
         if p["role"] == "in":
             value = pyvalues.decode(p["value"], {})
@@ -306,7 +303,8 @@ def _time(request: dict, launcher, library, clock: Clock, torch, numpy, pyvalues
 
 
 def _poison_fill(tensor, p: dict, torch) -> None:
-    """Fill an output as _case fills one: the param's own NaN bits (4- and 8-byte floats), NaN, or INT_POISON."""
+    """Fill a tensor (a case's guarded storage, a timed call's output) with the poison pattern: the
+    param's own NaN bits (4- and 8-byte floats), NaN, or INT_POISON."""
     if tensor.dtype.is_floating_point:
         as_int = {4: torch.int32, 8: torch.int64}.get(tensor.element_size())
         if as_int is not None and isinstance(p.get("poison"), int):
