@@ -133,25 +133,39 @@ class TritonWorker(Worker):
             return LoadOutcome(False, error=str(first.get("error", "it did not load"))[:500], line=_int(first.get("line")))
         return LoadOutcome(True, {self.launcher: bool(first.get("defined", {}).get(self.launcher))})
 
+    def _unready(self) -> str:
+        """"" where the launcher can be called, else why not (it did not load, its child is dead, or it
+        does not define the launcher)."""
+        if not self.loaded.ok or self.dead:
+            return self.dead or self.loaded.error
+        if not self.loaded.defined.get(self.launcher):
+            return f"the submission does not define {self.launcher}()"
+        return ""
+
+    def _ask(self, params: Sequence[Mapping[str, Any]], fields: Mapping[str, Any], timeout: float | None = None) -> dict | None:
+        """One request (the case's params, inputs encoded, and `fields`) and its reply; None where the
+        child sent none or answered out of turn (self.dead says why, self.timed_out whether in time)."""
+        self._next += 1
+        sent = [dict(p, value=pyvalues.encode(p["value"])) if p.get("role") == "in" else dict(p) for p in params]
+        self._send({"id": self._next, "params": sent, **fields})
+        reply = self._reply(timeout)
+        if reply is not None and reply.get("id") != self._next:
+            self._kill("its process answered out of turn (did the submission write to the grader's channel?)")
+            return None
+        return reply
+
     def run_case(self, params: Sequence[Mapping[str, Any]], *, guard: int, repeat: int, timeout: float | None = None) -> CaseOutcome:
         """Launch the student's launcher on one case's tensors (made in the child, guarded and poisoned)."""
         fn = self.launcher
-        if not self.loaded.ok or self.dead:
-            return CaseOutcome(False, error=self.dead or self.loaded.error)
-        if not self.loaded.defined.get(fn):
-            return CaseOutcome(False, error=f"the submission does not define {fn}()")
+        unready = self._unready()
+        if unready:
+            return CaseOutcome(False, error=unready)
         if fn in self.hung:
             return CaseOutcome(False, error=f"not run: an earlier launch of {fn}() did not finish in time")
-        self._next += 1
-        sent = [dict(p, value=pyvalues.encode(p["value"])) if p.get("role") == "in" else dict(p) for p in params]
-        self._send({"id": self._next, "params": sent, "guard": guard, "repeat": repeat})
-        reply = self._reply(timeout)
+        reply = self._ask(params, {"guard": guard, "repeat": repeat}, timeout)
         if reply is None:
             if self.timed_out:
                 self.hung.add(fn)
-            return CaseOutcome(False, error=self.dead)
-        if reply.get("id") != self._next:
-            self._kill("its process answered out of turn (did the submission write to the grader's channel?)")
             return CaseOutcome(False, error=self.dead)
         trace = reply.get("trace") if isinstance(reply.get("trace"), dict) else {}
         if not reply.get("ok"):
@@ -172,20 +186,12 @@ class TritonWorker(Worker):
         (child.py's _time): the timed milliseconds and, with `check`, what each checked call left in its outputs."""
         if self.gpu is None:
             return TimingOutcome(False, error="timing needs a GPU child")
-        if not self.loaded.ok or self.dead:
-            return TimingOutcome(False, error=self.dead or self.loaded.error)
-        if not self.loaded.defined.get(self.launcher):
-            return TimingOutcome(False, error=f"the submission does not define {self.launcher}()")
-        self._next += 1
-        sent = [dict(p, value=pyvalues.encode(p["value"])) if p.get("role") == "in" else dict(p) for p in params]
-        self._send({"id": self._next, "params": sent, "time": {"fn": fn, "repeats": repeats, "warmup": warmup,
-                                                               "sleep_cycles": sleep_cycles, "sample": list(sample),
-                                                               "check": check}})
-        reply = self._reply()
+        unready = self._unready()
+        if unready:
+            return TimingOutcome(False, error=unready)
+        reply = self._ask(params, {"time": {"fn": fn, "repeats": repeats, "warmup": warmup, "sleep_cycles": sleep_cycles,
+                                            "sample": list(sample), "check": check}})
         if reply is None:
-            return TimingOutcome(False, error=self.dead)
-        if reply.get("id") != self._next:
-            self._kill("its process answered out of turn (did the submission write to the grader's channel?)")
             return TimingOutcome(False, error=self.dead)
         if not reply.get("ok"):
             return TimingOutcome(False, error=str(reply.get("error", "it failed"))[:500], line=_int(reply.get("line")))
