@@ -37,7 +37,7 @@ from ..submission import PolicyVerdict
 from . import gpu as tritongpu
 from . import timing
 from .sandbox import CaseOutcome, TritonWorker, available
-from .spec import TritonSpec
+from .spec import TritonSpec, sizes_label
 
 BACKEND = "emu"
 LOAD_NAME = "Loads"
@@ -134,7 +134,7 @@ def judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, 
 def _judge_case(spec: TritonSpec, sizes: Mapping[str, int], inputs: Mapping[str, np.ndarray],
                 expected: Mapping[str, np.ndarray], outcome: CaseOutcome, where: SourceMap, check: str,
                 findings: Findings, prefix: str = "") -> None:
-    label = prefix + ", ".join(f"{k}={v}" for k, v in sizes.items())
+    label = prefix + sizes_label(sizes)
     findings.count(check)
     findings.count("memory-safety")
     if not outcome.ok:
@@ -359,7 +359,7 @@ def grade(exercise: Exercise, sub: Submitted, *, seed: int | None = None, starte
         if _interpreter_limit(outcome, gpu_outcome, spec, sizes, inputs, expected, sub.where, check):
             # The interpreter raised where the compiled kernel ran and was right: Triton's interpreter
             # cannot run this kernel (a construct it lacks), which is not the student's to answer for.
-            limited.append(f"{', '.join(f'{k}={v}' for k, v in sizes.items())}: {outcome.error[:160]}")
+            limited.append(f"{sizes_label(sizes)}: {outcome.error[:160]}")
             continue
         judge_case(spec, sizes, inputs, expected, outcome, sub.where, check, findings)
     for i, outcome in sorted(compiled.items()):
@@ -493,7 +493,7 @@ def _traffic_test(spec: TritonSpec, traffic: dict | None, gate: bool) -> TestRes
         why = traffic["mine"].error if traffic and traffic["mine"] is not None else "it did not run"
         return TestResult(name, "traffic", 0.0, points, False, f"The traffic case failed: {why}")
     sectors, requests, rows = traffic_total(traffic["mine"].trace)
-    label = ", ".join(f"{k}={v}" for k, v in traffic["sizes"].items())
+    label = sizes_label(traffic["sizes"])
     lines = [f"At {label}: {sectors:,} sectors in {requests:,} warp requests (modelled as the compiled kernel's warps issue them)."]
     for r in rows[:MAX_SHOWN]:
         lines.append(f"- line {r['line']}: {_text(r.get('kind'))} {r['sectors']:,} sectors, {r['requests']:,} requests, "

@@ -81,6 +81,11 @@ class Param:
         return int(v) if self.role == "int" else float(v)
 
 
+
+def sizes_label(sizes: Mapping[str, int]) -> str:
+    """A case's sizes as the Triton kind's messages name them: "rows=32, cols=1000"."""
+    return ", ".join(f"{k}={v}" for k, v in sizes.items())
+
 @dataclass(frozen=True)
 class Performance:
     """The `[performance]` table: where and how the launcher is timed on a GPU. The names are the CUDA

@@ -31,7 +31,7 @@ from ..checks.performance import STEPS, step_fraction
 from ..exercise import Exercise
 from ..results import NotRun, TestResult
 from .sandbox import TimingOutcome, TritonWorker
-from .spec import Performance, TritonSpec
+from .spec import Performance, TritonSpec, sizes_label
 
 TITLE = "Performance (timed on the GPU against the reference)"
 CATEGORY = "performance"
@@ -105,11 +105,11 @@ def performance(exercise: Exercise, spec: TritonSpec, source: str, module: Modul
                               spec.points["performance"], "exclude", True)
             if not mine.ok:
                 return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                                  f"Timing {spec.launcher}() at {_sizes(sizes)} failed: {mine.error}")
+                                  f"Timing {spec.launcher}() at {sizes_label(sizes)} failed: {mine.error}")
             wrong = answer_problem(spec, conf, expected, mine.calls, sample)
             if wrong:
                 return TestResult(TITLE, CATEGORY, 0.0, spec.points["performance"], False,
-                                  f"No performance points: at {_sizes(sizes)}, {wrong}. Each timed launch's outputs are "
+                                  f"No performance points: at {sizes_label(sizes)}, {wrong}. Each timed launch's outputs are "
                                   "filled with NaN before it runs and checked after it; speed counts only for launches that "
                                   "compute the whole answer.", extra={"wrong": True})
             if staff.fault:
@@ -132,7 +132,7 @@ def judge(conf: Performance, points: float, sizes: Mapping[str, int], mine_ms: S
     mine, ref = min(mine_ms), min(ref_ms)
     speed = ref / mine if mine > 0 else 0.0
     fraction = step_fraction(speed / conf.full_marks)
-    text = (f"At {_sizes(sizes)}, the fastest of {len(mine_ms)} timed launches took {mine * 1000:,.1f} µs against "
+    text = (f"At {sizes_label(sizes)}, the fastest of {len(mine_ms)} timed launches took {mine * 1000:,.1f} µs against "
             f"{ref * 1000:,.1f} µs for the reference solution: {speed:.0%} of its speed (full marks from "
             f"{conf.full_marks:.0%}; {fraction:.0%} of the points, in steps of {1 / STEPS:.0%}).")
     extra: dict[str, Any] = {"min_us": {"submission": round(mine * 1000, 3), "reference": round(ref * 1000, 3)},
@@ -188,6 +188,3 @@ def answer_problem(spec: TritonSpec, conf: Performance, expected: Mapping[str, n
                         f"{exp[first]:.6g} (rtol {rtol:g}, atol {atol:g})")
     return ""
 
-
-def _sizes(sizes: Mapping[str, int]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items())
